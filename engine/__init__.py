@@ -1,0 +1,1 @@
+"""Kiln: an orchestration engine speaking the OpenStack Heat v1 API."""

@@ -1,0 +1,121 @@
+"""Every oslo.config option of Kiln, by group, and ``list_opts`` for the sample generator.
+
+Options are declared here and read only in ``engine.bootstrap`` and ``engine.cmd``; the rest
+of the engine receives plain values. Every option can also be set from the environment the
+way oslo.config does it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+default_opts = [
+    cfg.StrOpt(
+        "state_path",
+        default=os.path.join(os.getcwd(), "state"),
+        sample_default="$CWD/state",
+        help="Directory for Kiln's local state: the SQLite database of the embedded "
+        "default and the demo credentials file.",
+    ),
+    cfg.StrOpt(
+        "host",
+        default=os.uname().nodename,
+        sample_default="<hostname>",
+        help="Name of this host, recorded with every worker that runs here.",
+    ),
+    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level and include tracebacks "
+                "in API error bodies."),
+]
+
+database_opts = [
+    cfg.StrOpt(
+        "connection",
+        secret=True,
+        help="SQLAlchemy URL of the database. Default: a SQLite file kiln.sqlite under "
+        "state_path. PostgreSQL example: postgresql+psycopg://kiln@127.0.0.1/kiln",
+    ),
+    cfg.IntOpt("pool_size", default=10, min=1, help="Connections kept per process "
+               "(PostgreSQL)."),
+    cfg.IntOpt("sqlite_busy_timeout_ms", default=30000, min=0,
+               help="How long a SQLite writer waits for the single write lock."),
+]
+
+api_opts = [
+    cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),
+    cfg.PortOpt("bind_port", default=8004, help="Port the API listens on (Heat's is 8004)."),
+    cfg.IntOpt("workers", default=2, min=1, help="gunicorn worker processes for kiln-api."),
+    cfg.IntOpt("threads", default=8, min=1, help="Request threads per API process."),
+    cfg.IntOpt(
+        "max_body_bytes",
+        default=1048576,
+        min=1024,
+        help="Largest request body accepted; larger ones get 413 RequestLimitExceeded.",
+    ),
+    cfg.IntOpt(
+        "max_template_bytes",
+        default=524288,
+        min=1024,
+        help="Largest template accepted (as text, or as JSON when sent as an object).",
+    ),
+    cfg.IntOpt("max_resources_per_stack", default=1000, min=1,
+               help="Most resources one template may declare."),
+]
+
+engine_opts = [
+    cfg.IntOpt(
+        "max_parallel_steps",
+        default=64,
+        min=1,
+        help="Most resource steps one worker holds at once. Waiting steps hold no "
+        "thread, so this bounds memory and backend load, not threads.",
+    ),
+    cfg.IntOpt("lease_seconds", default=30, min=2,
+               help="How long a claim on an operation or step lasts unless renewed."),
+    cfg.FloatOpt("heartbeat_interval_seconds", default=5.0, min=0.1,
+                 help="How often a worker renews its leases and its liveness record."),
+    cfg.FloatOpt("idle_poll_seconds", default=0.2, min=0.01,
+                 help="How long an idle worker sleeps before looking for work again."),
+    cfg.FloatOpt("max_step_poll_seconds", default=1.0, min=0.01,
+                 help="Longest interval between two completion checks of a waiting step."),
+    cfg.IntOpt("stack_action_timeout_seconds", default=3600, min=1,
+               help="Timeout of a stack operation when the request gives no timeout_mins."),
+]
+
+GROUPS: dict[str | None, list[cfg.Opt]] = {
+    None: default_opts,
+    "database": database_opts,
+    "api": api_opts,
+    "engine": engine_opts,
+}
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    for group, opts in GROUPS.items():
+        conf.register_opts(opts, group=group)
+
+
+def list_opts() -> list[tuple[str | None, Sequence[cfg.Opt]]]:
+    """Entry point ``oslo.config.opts: kiln`` used by oslo-config-generator."""
+    return [(group, list(opts)) for group, opts in GROUPS.items()]
+
+
+def load(argv: Sequence[str] | None = None, prog: str = "kiln") -> cfg.ConfigOpts:
+    """Build a fresh ConfigOpts from argv (``--config-file``) and the environment."""
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf(list(argv or []), project="kiln", prog=prog, default_config_files=_default_files())
+    return conf
+
+
+def _default_files() -> list[str]:
+    candidates = ["/etc/kiln/kiln.conf", os.path.expanduser("~/.kiln/kiln.conf")]
+    return [path for path in candidates if os.path.exists(path)]
+
+
+def database_url(conf: cfg.ConfigOpts) -> str:
+    if conf.database.connection:
+        return str(conf.database.connection)
+    return "sqlite:///" + os.path.join(os.path.abspath(conf.state_path), "kiln.sqlite")

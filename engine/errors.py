@@ -1,0 +1,213 @@
+"""The one exception hierarchy of Kiln.
+
+Every error a tenant or operator can cause is a ``KilnError``. Each carries a message written
+for the person who will read it, an optional template location (file, line, path) and
+structured details. The categories below map one-to-one onto HTTP semantics; the only
+place that turns them into HTTP is ``engine.api.errors``, and the only place that turns
+them into exit codes is ``engine.cli.main``::
+
+    KilnError
+    ├── NotFound ............... 404
+    │   └── EntityNotFound
+    │       ├── ResourceNotFound
+    │       └── OutputNotFound
+    ├── Conflict ............... 409
+    │   ├── StackExists
+    │   └── ActionInProgress
+    ├── Invalid ................ 400
+    │   ├── StackValidationFailed
+    │   │   ├── InvalidTemplateVersion
+    │   │   ├── InvalidTemplateReference
+    │   │   ├── CircularDependency
+    │   │   └── ResourceTypeNotFound
+    │   ├── UserParameterMissing
+    │   ├── UnknownUserParameter
+    │   ├── InvalidFilter
+    │   └── BadRequest
+    ├── RequestTooLarge ........ 413 (Heat's RequestLimitExceeded shape)
+    │   └── RequestLimitExceeded
+    ├── Unauthorized ........... 401
+    │   └── AuthenticationRequired
+    ├── Forbidden .............. 403
+    │   └── InvalidTenant
+    ├── Unavailable ............ 503
+    │   ├── DatabaseUnavailable
+    │   └── SchemaBehind
+    └── StartupFailed .......... never reaches HTTP: the process refuses to start
+        └── PluginLoadFailed
+
+Messages are formatted from a single class-level template with keyword arguments, so one
+class always reads the same way. Nothing here knows about HTTP or SQL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """Where in a tenant's document an error was found.
+
+    ``path`` is the dotted path inside the document (``resources.web.properties.size``);
+    ``line`` is 1-based and known only when the document arrived as text.
+    """
+
+    path: str = ""
+    line: int | None = None
+    file: str = "template"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else ""
+        return " ".join(part for part in (where, self.path) if part)
+
+
+class KilnError(Exception):
+    """Base of every error Kiln raises on purpose."""
+
+    msg_fmt: ClassVar[str] = "An unknown error occurred."
+
+    def __init__(self, location: Location | None = None, **details: Any) -> None:
+        self.location = location
+        self.details = details
+        try:
+            self.message = self.msg_fmt.format(**details)
+        except (KeyError, IndexError):  # a programming slip must not hide the real error
+            self.message = f"{self.msg_fmt} {details!r}"
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.location is not None and str(self.location):
+            return f"{self.location}: {self.message}"
+        return self.message
+
+    def at(self, location: Location) -> KilnError:
+        """Return the same error pinned to ``location`` (keeps an existing, finer one)."""
+        if self.location is None:
+            self.location = location
+            self.args = (str(self),)
+        return self
+
+
+# --- categories -----------------------------------------------------------------------
+
+
+class NotFound(KilnError):
+    msg_fmt = "{what} could not be found."
+
+
+class Conflict(KilnError):
+    msg_fmt = "{reason}"
+
+
+class Invalid(KilnError):
+    msg_fmt = "{reason}"
+
+
+class RequestTooLarge(KilnError):
+    msg_fmt = "{reason}"
+
+
+class Unauthorized(KilnError):
+    msg_fmt = "{reason}"
+
+
+class Forbidden(KilnError):
+    msg_fmt = "{reason}"
+
+
+class Unavailable(KilnError):
+    msg_fmt = "{reason}"
+
+
+class StartupFailed(KilnError):
+    msg_fmt = "{reason}"
+
+
+# --- concrete errors ------------------------------------------------------------------
+
+
+class EntityNotFound(NotFound):
+    msg_fmt = "The {entity} ({name}) could not be found."
+
+
+class ResourceNotFound(EntityNotFound):
+    msg_fmt = "The Resource ({resource_name}) could not be found in Stack {stack_name}."
+
+
+class OutputNotFound(EntityNotFound):
+    msg_fmt = "Specified output key {key} not found."
+
+
+class StackExists(Conflict):
+    msg_fmt = "The Stack ({stack_name}) already exists."
+
+
+class ActionInProgress(Conflict):
+    msg_fmt = "Stack {stack_name} already has an action ({action}) in progress."
+
+
+class StackValidationFailed(Invalid):
+    msg_fmt = "{reason}"
+
+
+class InvalidTemplateVersion(StackValidationFailed):
+    msg_fmt = (
+        'The template version is invalid: "{given}". "{key}" should be one of: {known}'
+    )
+
+
+class InvalidTemplateReference(StackValidationFailed):
+    msg_fmt = 'The specified reference "{name}" (in {referenced_from}) is incorrect.'
+
+
+class CircularDependency(StackValidationFailed):
+    msg_fmt = "Circular dependency found: {cycle}"
+
+
+class ResourceTypeNotFound(StackValidationFailed):
+    msg_fmt = "The Resource Type ({type_name}) could not be found."
+
+
+class UserParameterMissing(Invalid):
+    msg_fmt = "The Parameter ({key}) was not provided."
+
+
+class UnknownUserParameter(Invalid):
+    msg_fmt = "The Parameter ({key}) was not defined in template."
+
+
+class InvalidFilter(Invalid):
+    msg_fmt = "Invalid filter parameters {keys}"
+
+
+class BadRequest(Invalid):
+    msg_fmt = "{reason}"
+
+
+class RequestLimitExceeded(RequestTooLarge):
+    msg_fmt = "Request limit exceeded: {reason}"
+
+
+class AuthenticationRequired(Unauthorized):
+    msg_fmt = "Authentication required: {reason}"
+
+
+class InvalidTenant(Forbidden):
+    msg_fmt = "Searching Tenant {target} from Tenant {actual} forbidden."
+
+
+class DatabaseUnavailable(Unavailable):
+    msg_fmt = "The database is unavailable: {reason}"
+
+
+class SchemaBehind(Unavailable):
+    msg_fmt = (
+        "The database schema is at {current}, but this Kiln needs {head}. "
+        "Run `kiln-manage db upgrade` first."
+    )
+
+
+class PluginLoadFailed(StartupFailed):
+    msg_fmt = "Plugin {name} in namespace {namespace} could not be loaded: {reason}"

@@ -1,0 +1,56 @@
+"""The resolved stack (IR): frozen, validated, and carrying each object's template location."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from engine.errors import Location
+from engine.schema import Attribute, Property
+from engine.template.parameters import ParameterSchema
+
+
+class TypeSchema(Protocol):
+    """What the IR needs to know of a resource type (a Resource class satisfies it)."""
+
+    properties_schema: ClassVar[Mapping[str, Property]]
+    attributes_schema: ClassVar[Mapping[str, Attribute]]
+    allow_unknown_properties: ClassVar[bool]
+    allow_unknown_attributes: ClassVar[bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceNode:
+    name: str
+    type_name: str
+    properties: Any  # plain data with Function nodes, evaluated in the worker
+    requires: frozenset[str]  # explicit depends_on plus implicit references
+    metadata: Any
+    description: str
+    location: Location
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputNode:
+    name: str
+    value: Any
+    description: str
+    location: Location
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedStack:
+    description: str
+    parameter_schemas: Mapping[str, ParameterSchema]
+    parameters: Mapping[str, Any]  # typed values, pseudo parameters included
+    resources: Mapping[str, ResourceNode]
+    outputs: Mapping[str, OutputNode]
+
+    def dependents(self) -> dict[str, frozenset[str]]:
+        """For each resource, the resources that require it (Heat's ``required_by``)."""
+        result: dict[str, set[str]] = {name: set() for name in self.resources}
+        for node in self.resources.values():
+            for required in node.requires:
+                result[required].add(node.name)
+        return {name: frozenset(users) for name, users in result.items()}

@@ -1,0 +1,164 @@
+"""The contract between Kiln and a resource type: read this before writing a plugin.
+
+A resource type is a subclass of :class:`Resource` registered under the stevedore
+namespace ``kiln.resource_types`` with the template type as the entry-point name::
+
+    [options.entry_points]
+    kiln.resource_types =
+        My::Thing = mypackage.thing:Thing
+
+Start, then poll
+----------------
+Every action is two methods. ``handle_<action>()`` *starts* the work and returns quickly
+with a *token*; ``check_<action>_complete(token)`` is then called repeatedly until it returns
+True. Between calls the worker holds no thread for the resource, so thousands of waiting
+resources cost only memory. Neither method may block for long (no sleeping, no boto3
+waiters): start the work, return, and look again when asked.
+
+The token must be JSON-serialisable. It is stored in the database, so if the worker dies
+another worker calls ``check_<action>_complete`` with the same token, on a new instance of
+the class. Everything an instance needs must therefore come from its properties, its
+token, :attr:`physical_id` and :attr:`data`, never from instance attributes set earlier.
+
+Recording what exists
+---------------------
+Call :meth:`set_physical_id` as soon as the backend has named the new thing and *before*
+waiting on it: Kiln writes it to the database at once, so a resumed create finds it instead
+of making a second one. ``handle_create`` is therefore called again on resume only when no
+physical id was recorded; it should then look the thing up by a deterministic name or
+client token before creating. :attr:`data` is a small private JSON map saved after every
+call (a RandomString keeps its value there).
+
+Failing
+-------
+Raise any exception to fail the action; the message becomes the resource's status
+reason as ``<ExceptionType>: resources.<name>: <message>``, as Heat writes it. Do not
+catch broadly to hide failures. Raise ``engine.errors`` classes only for errors in the
+tenant's input found by :meth:`validate`.
+
+Attributes and references
+-------------------------
+``get_attribute(name)`` answers ``get_attr``; ``get_reference_id()`` answers
+``get_resource`` (the physical id unless overridden). Both are called with the stored
+state only and must not call the backend for long.
+
+Plugins import only ``engine.resources.base``, ``engine.schema`` and ``engine.errors``.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any, ClassVar, Protocol
+
+from engine.schema import Attribute, Property
+
+Token = Any
+"""Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
+
+CREATE, DELETE = "CREATE", "DELETE"
+ACTIONS = (CREATE, DELETE)
+
+
+class Runtime(Protocol):
+    """What the worker gives a resource instance: identity, clock and persistence."""
+
+    stack_id: str
+    stack_name: str
+    tenant_id: str
+
+    def now(self) -> float:
+        """Seconds since the epoch (injected so tests control time)."""
+
+    def record_physical_id(self, physical_id: str) -> None:
+        """Persist the physical id immediately, in its own transaction."""
+
+
+class Resource:
+    """Base class of every resource type. Subclasses declare schemas as data."""
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {}
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {}
+    #: Accept and ignore properties that are not in the schema (``OS::Heat::None``).
+    allow_unknown_properties: ClassVar[bool] = False
+    #: Answer ``get_attr`` for any attribute name (None when unknown), as OS::Heat::None does.
+    allow_unknown_attributes: ClassVar[bool] = False
+    #: Heat's support-status version for ``GET /resource_types/{type}``.
+    support_version: ClassVar[str] = "5.0.0"
+
+    def __init__(
+        self,
+        name: str,
+        properties: Mapping[str, Any],
+        runtime: Runtime,
+        *,
+        physical_id: str | None = None,
+        data: MutableMapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.properties = properties
+        self.runtime = runtime
+        self._physical_id = physical_id
+        self.data: MutableMapping[str, Any] = data if data is not None else {}
+
+    # --- identity ---------------------------------------------------------------------
+
+    @property
+    def physical_id(self) -> str | None:
+        return self._physical_id
+
+    def set_physical_id(self, physical_id: str) -> None:
+        """Record the backend's id now, before any waiting (see the module docs)."""
+        self._physical_id = physical_id
+        self.runtime.record_physical_id(physical_id)
+
+    def physical_resource_name(self) -> str:
+        """A fresh name in Heat's form ``<stack>-<resource>-<12 base32 chars>``."""
+        suffix = base64.b32encode(secrets.token_bytes(10)).decode().lower()[:12]
+        return f"{self.runtime.stack_name}-{self.name}-{suffix}"
+
+    # --- validation -------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Cross-property checks beyond the schema; raise ``StackValidationFailed``."""
+
+    # --- actions: start, then poll --------------------------------------------------
+
+    def handle_create(self) -> Token:
+        return None
+
+    def check_create_complete(self, token: Token) -> bool:
+        return True
+
+    def handle_delete(self) -> Token:
+        return None
+
+    def check_delete_complete(self, token: Token) -> bool:
+        return True
+
+    # --- reads ------------------------------------------------------------------------
+
+    def get_attribute(self, name: str) -> Any:
+        """Value of attribute ``name``; None when it is not known yet."""
+        return None
+
+    def get_reference_id(self) -> str | None:
+        return self.physical_id
+
+    @classmethod
+    def describe(cls) -> str:
+        """The first paragraph of the class docstring, for the resource-type API."""
+        doc = (cls.__doc__ or "").strip()
+        return doc.split("\n\n", 1)[0].replace("\n", " ")
+
+
+def action_methods(
+    resource: Resource, action: str
+) -> tuple[Callable[[], Token], Callable[[Token], bool]]:
+    """The (start, poll) pair of ``action``; explicit so that it can be grepped and typed."""
+    if action == CREATE:
+        return resource.handle_create, resource.check_create_complete
+    if action == DELETE:
+        return resource.handle_delete, resource.check_delete_complete
+    raise ValueError(f"unknown resource action {action}")

@@ -1,0 +1,62 @@
+"""The resource-type registry: stevedore namespace ``kiln.resource_types``.
+
+Built once by ``engine.bootstrap`` and passed down; never a module global. Unlike
+stevedore's lenient default, a type that fails to load or two types with one name stop
+the process at start with a message naming the plugin: a silently missing type would
+turn into confusing 400s for tenants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from stevedore import ExtensionManager
+from stevedore.extension import Extension
+
+from engine.errors import PluginLoadFailed, ResourceTypeNotFound
+from engine.resources.base import Resource
+
+NAMESPACE = "kiln.resource_types"
+
+
+class ResourceTypeRegistry:
+    def __init__(self, types: Mapping[str, type[Resource]]) -> None:
+        self._types = dict(types)
+
+    @classmethod
+    def load(cls, namespace: str = NAMESPACE) -> ResourceTypeRegistry:
+        def fail(_manager: object, entry_point: object, error: Exception) -> None:
+            name = getattr(entry_point, "name", str(entry_point))
+            raise PluginLoadFailed(name=name, namespace=namespace, reason=error) from error
+
+        manager: ExtensionManager[type[Resource]] = ExtensionManager(
+            namespace, invoke_on_load=False, on_load_failure_callback=fail
+        )
+        return cls.from_extensions(manager.extensions, namespace)
+
+    @classmethod
+    def from_extensions(
+        cls, extensions: Iterable[Extension[type[Resource]]], namespace: str = NAMESPACE
+    ) -> ResourceTypeRegistry:
+        types: dict[str, type[Resource]] = {}
+        for ext in extensions:
+            if ext.name in types and types[ext.name] is not ext.plugin:
+                raise PluginLoadFailed(name=ext.name, namespace=namespace,
+                                       reason="two plugins declare this name")
+            if not (isinstance(ext.plugin, type) and issubclass(ext.plugin, Resource)):
+                raise PluginLoadFailed(name=ext.name, namespace=namespace,
+                                       reason="not a subclass of engine.resources.base.Resource")
+            types[ext.name] = ext.plugin
+        return cls(types)
+
+    def get(self, type_name: str) -> type[Resource]:
+        try:
+            return self._types[type_name]
+        except KeyError:
+            raise ResourceTypeNotFound(type_name=type_name) from None
+
+    def find(self, type_name: str) -> type[Resource] | None:
+        return self._types.get(type_name)
+
+    def names(self) -> list[str]:
+        return sorted(self._types)

@@ -1,0 +1,251 @@
+"""Property and attribute schemas and their constraints: pure data and validation.
+
+Resource plugins declare ``properties_schema`` and ``attributes_schema`` with these classes;
+template parameters reuse the same constraints. ``Property.coerce`` turns a resolved value
+into the declared type or raises ``StackValidationFailed`` naming the path, so the caller
+only has to add the template location.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.errors import StackValidationFailed
+
+STRING, NUMBER, INTEGER, BOOLEAN, MAP, LIST, ANY = (
+    "string", "number", "integer", "boolean", "map", "list", "any",
+)
+TYPES = (STRING, NUMBER, INTEGER, BOOLEAN, MAP, LIST, ANY)
+
+
+class Constraint:
+    """A check on an already-typed value; ``describe`` gives the Heat wire form."""
+
+    def check(self, value: Any) -> str | None:
+        """Return why ``value`` fails, or None."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class Range(Constraint):
+    min: float | None = None
+    max: float | None = None
+
+    def check(self, value: Any) -> str | None:
+        if self.min is not None and value < self.min:
+            return f"{value} is out of range (min: {self.min}, max: {self.max})."
+        if self.max is not None and value > self.max:
+            return f"{value} is out of range (min: {self.min}, max: {self.max})."
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"range": _bounds(self.min, self.max)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Length(Constraint):
+    min: int | None = None
+    max: int | None = None
+
+    def check(self, value: Any) -> str | None:
+        size = len(value)
+        if (self.min is not None and size < self.min) or (
+            self.max is not None and size > self.max
+        ):
+            return f"length ({size}) is out of range (min: {self.min}, max: {self.max})."
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"length": _bounds(self.min, self.max)}
+
+
+@dataclasses.dataclass(frozen=True)
+class AllowedValues(Constraint):
+    values: tuple[Any, ...]
+
+    def check(self, value: Any) -> str | None:
+        if value in self.values:
+            return None
+        return f'"{value}" is not an allowed value {list(self.values)}'
+
+    def describe(self) -> dict[str, Any]:
+        return {"allowed_values": list(self.values)}
+
+
+@dataclasses.dataclass(frozen=True)
+class AllowedPattern(Constraint):
+    pattern: str
+
+    def check(self, value: Any) -> str | None:
+        if re.fullmatch(self.pattern, str(value)):
+            return None
+        return f'"{value}" does not match pattern "{self.pattern}"'
+
+    def describe(self) -> dict[str, Any]:
+        return {"allowed_pattern": self.pattern}
+
+
+def _bounds(low: float | None, high: float | None) -> dict[str, Any]:
+    return {k: v for k, v in (("min", low), ("max", high)) if v is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class Property:
+    """One property of a resource type."""
+
+    type: str
+    description: str = ""
+    default: Any = None
+    required: bool = False
+    update_allowed: bool = False
+    constraints: tuple[Constraint, ...] = ()
+    schema: Mapping[str, Property] | Property | None = None
+
+    def coerce(self, value: Any, path: str) -> Any:
+        typed = _coerce_type(self.type, value, path)
+        if isinstance(self.schema, Property) and self.type == LIST:
+            typed = [self.schema.coerce(item, f"{path}[{i}]") for i, item in enumerate(typed)]
+        elif isinstance(self.schema, Mapping):
+            if self.type == LIST:
+                typed = [coerce_properties(self.schema, item, f"{path}[{i}]")
+                         for i, item in enumerate(typed)]
+            elif self.type == MAP:
+                typed = coerce_properties(self.schema, typed, path)
+        for constraint in self.constraints:
+            reason = constraint.check(typed)
+            if reason:
+                raise StackValidationFailed(reason=f"Property error: {path}: {reason}")
+        return typed
+
+    def describe(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "type": self.type,
+            "description": self.description,
+            "required": self.required,
+            "update_allowed": self.update_allowed,
+            "immutable": False,
+        }
+        if self.default is not None:
+            doc["default"] = self.default
+        if self.constraints:
+            doc["constraints"] = [c.describe() for c in self.constraints]
+        if isinstance(self.schema, Property):
+            doc["schema"] = {"*": self.schema.describe()}
+        elif isinstance(self.schema, Mapping):
+            doc["schema"] = {k: v.describe() for k, v in self.schema.items()}
+        return doc
+
+
+@dataclasses.dataclass(frozen=True)
+class Attribute:
+    description: str = ""
+    type: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"description": self.description}
+        if self.type:
+            doc["type"] = self.type
+        return doc
+
+
+def coerce_properties(
+    schema: Mapping[str, Property], values: Any, path: str, *, allow_unknown: bool = False
+) -> dict[str, Any]:
+    """Validate and type ``values`` against ``schema``; defaults fill what is missing."""
+    if values is None:
+        values = {}
+    if not isinstance(values, Mapping):
+        raise StackValidationFailed(reason=f"Property error: {path}: must be a map")
+    unknown = sorted(set(values) - set(schema))
+    if unknown and not allow_unknown:
+        raise StackValidationFailed(
+            reason=f"Property error: {path}: Unknown Property {unknown[0]}"
+        )
+    result: dict[str, Any] = {}
+    for name, prop in schema.items():
+        value = values.get(name)
+        if value is None:
+            if prop.required:
+                raise StackValidationFailed(
+                    reason=f"Property error: {path}: Property {name} not assigned"
+                )
+            result[name] = prop.default
+            continue
+        result[name] = prop.coerce(value, f"{path}.{name}" if path else name)
+    if allow_unknown:
+        result.update({k: values[k] for k in unknown})
+    return result
+
+
+def _coerce_type(kind: str, value: Any, path: str) -> Any:
+    def fail(expected: str) -> StackValidationFailed:
+        return StackValidationFailed(
+            reason=f"Property error: {path}: Value '{value}' is not {expected}"
+        )
+
+    if kind == ANY:
+        return value
+    if kind == STRING:
+        if isinstance(value, (Mapping, list)):
+            raise fail("a string")
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    if kind in (NUMBER, INTEGER):
+        return to_number(value, integer=kind == INTEGER, on_error=fail)
+    if kind == BOOLEAN:
+        return to_boolean(value, on_error=fail)
+    if kind == MAP:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise fail("a map") from None
+        if not isinstance(value, Mapping):
+            raise fail("a map")
+        return dict(value)
+    if kind == LIST:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",")] if value else []
+        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+            return list(value)
+        raise fail("a list")
+    raise StackValidationFailed(reason=f"{path}: unknown schema type {kind}")
+
+
+def to_number(value: Any, *, integer: bool = False, on_error: Any) -> int | float:
+    if isinstance(value, bool):
+        raise on_error("an integer" if integer else "a number")
+    if isinstance(value, (int, float)):
+        number: int | float = value
+    else:
+        try:
+            number = int(str(value))
+        except ValueError:
+            try:
+                number = float(str(value))
+            except ValueError:
+                raise on_error("an integer" if integer else "a number") from None
+    if integer:
+        if isinstance(number, float) and not number.is_integer():
+            raise on_error("an integer")
+        return int(number)
+    return number
+
+
+def to_boolean(value: Any, *, on_error: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1", "t", "y"):
+        return True
+    if text in ("false", "no", "off", "0", "f", "n"):
+        return False
+    raise on_error("a boolean")

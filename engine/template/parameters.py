@@ -1,0 +1,168 @@
+"""Template parameters: their declared schema and the typed values a stack runs with.
+
+``hidden`` parameters are masked by :func:`masked`, the one function every output path
+(API views, events, logs, plugin views) uses, so a hidden value has one place to leak from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import (
+    Location,
+    StackValidationFailed,
+    UnknownUserParameter,
+    UserParameterMissing,
+)
+from engine.schema import AllowedPattern, AllowedValues, Constraint, Length, Range, to_boolean, to_number
+from engine.template.parse import SourceDocument
+
+MASK = "******"
+TYPES = ("string", "number", "boolean", "json", "comma_delimited_list")
+_KEYS = {"type", "label", "description", "default", "hidden", "constraints", "immutable", "tags"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterSchema:
+    name: str
+    type: str
+    default: Any = None
+    has_default: bool = False
+    hidden: bool = False
+    label: str = ""
+    description: str = ""
+    constraints: tuple[tuple[Constraint, str], ...] = ()
+    location: Location = dataclasses.field(default_factory=Location)
+
+    def convert(self, value: Any) -> Any:
+        """Typed value of ``value``, checked against the constraints."""
+
+        def fail(expected: str) -> StackValidationFailed:
+            shown = MASK if self.hidden else value
+            return self._invalid(f"Value '{shown}' is not {expected}")
+
+        if self.type == "string":
+            if isinstance(value, (Mapping, list)):
+                raise fail("a string")
+            typed: Any = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        elif self.type == "number":
+            typed = to_number(value, on_error=fail)
+        elif self.type == "boolean":
+            typed = to_boolean(value, on_error=fail)
+        elif self.type == "json":
+            typed = value
+            if isinstance(value, str):
+                try:
+                    typed = json.loads(value) if value else {}
+                except ValueError:
+                    raise fail("valid JSON") from None
+            if not isinstance(typed, (Mapping, list)):
+                raise fail("a JSON map or list")
+        else:  # comma_delimited_list
+            if isinstance(value, str):
+                typed = [item.strip() for item in value.split(",")] if value else []
+            elif isinstance(value, list):
+                typed = [str(item) for item in value]
+            else:
+                raise fail("a comma-delimited list")
+        for constraint, description in self.constraints:
+            reason = constraint.check(typed)
+            if reason:
+                if self.hidden:
+                    reason = "the value does not satisfy its constraints"
+                raise self._invalid(description or reason)
+        return typed
+
+    def _invalid(self, reason: str) -> StackValidationFailed:
+        return StackValidationFailed(
+            self.location, reason=f"Parameter '{self.name}' is invalid: {reason}"
+        )
+
+
+def parse_schemas(doc: SourceDocument, section: Any) -> dict[str, ParameterSchema]:
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise StackValidationFailed(doc.location(("parameters",)),
+                                    reason='"parameters" must be a map')
+    return {str(name): _parse_one(doc, str(name), body) for name, body in section.items()}
+
+
+def _parse_one(doc: SourceDocument, name: str, body: Any) -> ParameterSchema:
+    path = ("parameters", name)
+    loc = doc.location(path)
+    if not isinstance(body, Mapping):
+        raise StackValidationFailed(loc, reason=f'Parameter "{name}" must be a map')
+    unknown = sorted(set(body) - _KEYS)
+    if unknown:
+        raise StackValidationFailed(doc.location((*path, unknown[0])),
+                                    reason=f'Invalid key "{unknown[0]}" for parameter ({name})')
+    kind = body.get("type")
+    if kind not in TYPES:
+        raise StackValidationFailed(doc.location((*path, "type")),
+                                    reason=f'Invalid type ({kind}) for parameter ({name}); '
+                                           f'must be one of {", ".join(TYPES)}')
+    constraints = tuple(
+        _parse_constraint(doc, item, (*path, "constraints", i))
+        for i, item in enumerate(body.get("constraints") or [])
+    )
+    schema = ParameterSchema(
+        name=name, type=kind, default=body.get("default"), has_default="default" in body,
+        hidden=bool(body.get("hidden", False)), label=str(body.get("label") or ""),
+        description=str(body.get("description") or ""), constraints=constraints, location=loc,
+    )
+    if schema.has_default and schema.default is not None:
+        schema.convert(schema.default)
+    return schema
+
+
+def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...]
+                      ) -> tuple[Constraint, str]:
+    loc = doc.location(path)
+    if not isinstance(item, Mapping):
+        raise StackValidationFailed(loc, reason="A parameter constraint must be a map")
+    description = str(item.get("description") or "")
+    kinds = [k for k in item if k != "description"]
+    if len(kinds) != 1:
+        raise StackValidationFailed(loc, reason="A parameter constraint must have one kind")
+    kind, arg = kinds[0], item[kinds[0]]
+    try:
+        if kind == "length":
+            return Length(arg.get("min"), arg.get("max")), description
+        if kind == "range":
+            return Range(arg.get("min"), arg.get("max")), description
+        if kind == "allowed_values":
+            return AllowedValues(tuple(arg)), description
+        if kind == "allowed_pattern":
+            return AllowedPattern(str(arg)), description
+    except (AttributeError, TypeError):
+        raise StackValidationFailed(loc, reason=f'Invalid "{kind}" constraint') from None
+    raise StackValidationFailed(loc, reason=f'Invalid parameter constraints: "{kind}" '
+                                            "is not supported")
+
+
+def resolve_values(
+    schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Typed values for every declared parameter, from ``given`` or the defaults."""
+    for key in given:
+        if key not in schemas:
+            raise UnknownUserParameter(key=key)
+    values: dict[str, Any] = {}
+    for name, schema in schemas.items():
+        if name in given:
+            values[name] = schema.convert(given[name])
+        elif schema.has_default and schema.default is not None:
+            values[name] = schema.convert(schema.default)
+        else:
+            raise UserParameterMissing(schema.location, key=name)
+    return values
+
+
+def masked(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
+           ) -> dict[str, Any]:
+    """``values`` with every hidden parameter replaced by the mask."""
+    return {k: MASK if k in schemas and schemas[k].hidden else v for k, v in values.items()}

@@ -1,0 +1,113 @@
+"""YAML/JSON text -> plain data plus the source line of every path in it.
+
+The data stays plain (dicts, lists, scalars) so the rest of the pipeline is ordinary Python;
+line numbers live beside it in a path -> line map. Dates stay strings, as in Heat, so
+``heat_template_version: 2018-08-31`` is the string it looks like. Duplicate keys are an
+error rather than YAML's silent last-one-wins, because the lost key is almost always a bug.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from engine.errors import Location, StackValidationFailed
+
+Path = tuple[str | int, ...]
+
+
+def render_path(path: Path) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceDocument:
+    """A parsed document and where each of its paths came from."""
+
+    data: Any
+    lines: Mapping[Path, int] = dataclasses.field(default_factory=dict)
+    file: str = "template"
+
+    def location(self, path: Path) -> Location:
+        """The location of ``path``, using the nearest ancestor that has a line."""
+        probe = tuple(path)
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        return Location(path=render_path(path), line=self.lines.get(probe), file=self.file)
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader without the timestamp resolver and with duplicate-key detection."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_text(text: str, file: str = "template") -> SourceDocument:
+    """Parse YAML (JSON is a subset) keeping lines; errors name the file and line."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return SourceDocument(data=None, file=file)
+        lines: dict[Path, int] = {}
+        _record_lines(loader, node, (), lines, file)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise StackValidationFailed(
+            Location(line=line, file=file), reason=f"Error parsing template: {problem}"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise StackValidationFailed(
+            Location(file=file), reason=f"Error parsing template: {exc}"
+        ) from None
+    finally:
+        loader.dispose()
+    return SourceDocument(data=data, lines=lines, file=file)
+
+
+def from_data(data: Any, file: str = "template") -> SourceDocument:
+    """A document that arrived already parsed (a JSON object): paths but no lines."""
+    return SourceDocument(data=data, file=file)
+
+
+def _record_lines(
+    loader: _Loader, node: yaml.Node, path: Path, lines: dict[Path, int], file: str
+) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        seen: set[Any] = set()
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                raise StackValidationFailed(
+                    Location(path=render_path(path), line=key_node.start_mark.line + 1,
+                             file=file),
+                    reason="Error parsing template: mapping keys must be scalars",
+                )
+            if key in seen:
+                raise StackValidationFailed(
+                    Location(path=render_path((*path, str(key))),
+                             line=key_node.start_mark.line + 1, file=file),
+                    reason=f'Error parsing template: duplicate key "{key}"',
+                )
+            seen.add(key)
+            child = (*path, str(key))
+            lines[child] = key_node.start_mark.line + 1
+            _record_lines(loader, value_node, child, lines, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record_lines(loader, item, (*path, index), lines, file)

@@ -1,0 +1,77 @@
+"""Template format versions Kiln knows and the intrinsic functions each one exposes.
+
+The function sets are Heat's, version by version (HEAT-API.md 9.2), so that a function is
+recognised exactly where Heat recognises it. ``IMPLEMENTED`` says which of them Kiln
+evaluates today; a template that uses a known but unimplemented function gets a clear 400
+instead of having the call silently treated as data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+HOT_KEY = "heat_template_version"
+CFN_KEYS = ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion")
+
+_BASE = frozenset({"get_attr", "get_file", "get_param", "get_resource", "list_join",
+                   "resource_facade", "str_replace"})
+_CFN_2013 = frozenset({"Ref", "Fn::Base64", "Fn::GetAZs", "Fn::Join", "Fn::MemberListToMap",
+                       "Fn::Replace", "Fn::ResourceFacade", "Fn::Select", "Fn::Split"})
+_2014 = _BASE | {"Fn::Select"}
+_2015_04 = _2014 | {"repeat", "digest"}
+_2015_10 = (_2015_04 - {"Fn::Select"}) | {"str_split"}
+_2016_04 = _2015_10 | {"map_merge"}
+_2016_10 = _2016_04 | {"yaql", "map_replace", "if"}
+_2017_02 = _2016_10 | {"filter", "str_replace_strict"}
+_2017_09 = _2017_02 | {"make_url", "list_concat", "list_concat_unique", "contains",
+                       "str_replace_vstrict"}
+
+_COND_2016 = frozenset({"equals", "not", "and", "or", "get_param"})
+_COND_2017 = _COND_2016 | {"yaql", "contains"}
+
+
+@dataclasses.dataclass(frozen=True)
+class HotVersion:
+    date: str
+    alias: str | None
+    functions: frozenset[str]
+    condition_functions: frozenset[str]
+
+    @property
+    def has_conditions(self) -> bool:
+        return bool(self.condition_functions)
+
+    @property
+    def full_name(self) -> str:
+        return f"{HOT_KEY}.{self.date}"
+
+
+HOT_VERSIONS: tuple[HotVersion, ...] = (
+    HotVersion("2013-05-23", None, _BASE | _CFN_2013, frozenset()),
+    HotVersion("2014-10-16", None, _2014, frozenset()),
+    HotVersion("2015-04-30", None, _2015_04, frozenset()),
+    HotVersion("2015-10-15", None, _2015_10, frozenset()),
+    HotVersion("2016-04-08", None, _2016_04, frozenset()),
+    HotVersion("2016-10-14", "newton", _2016_10, _COND_2016),
+    HotVersion("2017-02-24", "ocata", _2017_02, _COND_2016),
+    HotVersion("2017-09-01", "pike", _2017_09, _COND_2017),
+    HotVersion("2018-03-02", "queens", _2017_09, _COND_2017),
+    HotVersion("2018-08-31", "rocky", _2017_09, _COND_2017),
+    HotVersion("2021-04-16", "wallaby", _2017_09, _COND_2017),
+)
+
+IMPLEMENTED = frozenset({"get_param", "get_resource", "get_attr", "str_replace", "list_join"})
+
+
+def find_hot_version(value: object) -> HotVersion | None:
+    text = str(value)
+    for version in HOT_VERSIONS:
+        if text in (version.date, version.alias):
+            return version
+    return None
+
+
+def known_hot_names() -> str:
+    dates = [v.date for v in HOT_VERSIONS]
+    aliases = [v.alias for v in HOT_VERSIONS if v.alias]
+    return ", ".join(dates + aliases)

@@ -1,0 +1,60 @@
+"""A fake worker runtime, so plugins run without a database or a real clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+import pytest
+
+from engine.resources.base import Resource
+from engine.schema import coerce_properties
+
+
+class FakeRuntime:
+    """Satisfies ``engine.resources.base.Runtime``; the clock moves only when told to."""
+
+    def __init__(self) -> None:
+        self.stack_id = "5f0e9a1c-0000-4000-8000-000000000001"
+        self.stack_name = "teststack"
+        self.tenant_id = "tenant-1"
+        self.clock = 1_700_000_000.0
+        self.recorded: list[str] = []
+
+    def now(self) -> float:
+        return self.clock
+
+    def advance(self, seconds: float) -> None:
+        self.clock += seconds
+
+    def record_physical_id(self, physical_id: str) -> None:
+        self.recorded.append(physical_id)
+
+
+@pytest.fixture
+def runtime() -> FakeRuntime:
+    return FakeRuntime()
+
+
+Build = Callable[..., Resource]
+
+
+@pytest.fixture
+def build(runtime: FakeRuntime) -> Build:
+    """Make a resource from raw template properties, coerced as the engine would."""
+
+    def make(
+        cls: type[Resource],
+        raw: Mapping[str, Any] | None = None,
+        *,
+        name: str = "res",
+        physical_id: str | None = None,
+        data: MutableMapping[str, Any] | None = None,
+    ) -> Resource:
+        properties = coerce_properties(
+            cls.properties_schema, raw, f"resources.{name}.properties",
+            allow_unknown=cls.allow_unknown_properties,
+        )
+        return cls(name, properties, runtime, physical_id=physical_id, data=data)
+
+    return make
