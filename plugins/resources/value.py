@@ -8,7 +8,16 @@ from typing import Any, ClassVar
 
 from engine.errors import StackValidationFailed
 from engine.resources.base import Resource, Token
-from engine.schema import ANY, BOOLEAN, LIST, NUMBER, STRING, AllowedValues, Attribute, Property
+from engine.schema import (
+    ANY,
+    BOOLEAN,
+    LIST,
+    NUMBER,
+    STRING,
+    AllowedValues,
+    Attribute,
+    Property,
+)
 
 # The template parameter type named by ``type``, mapped onto the property type that
 # converts to it. ``json`` is handled apart: Heat's parameter accepts a list as well as a

@@ -1,0 +1,167 @@
+"""ORM tables. Status columns hold Heat's words verbatim (``CREATE``, ``IN_PROGRESS``)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from engine.db.base import Base, JSONType
+
+_ACTIVE = text("deleted_at IS NULL")
+_UNFINISHED = text("finished_at IS NULL")
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime.datetime]
+
+
+class Token(Base):
+    __tablename__ = "tokens"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"),
+                                           index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    # NOTE: sha256 of a 256-bit random secret. A slow KDF buys nothing against guessing
+    # a random secret of that size and would cost every request; see specs/tenants-and-tokens.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime.datetime]
+    last_used_at: Mapped[datetime.datetime | None]
+    revoked_at: Mapped[datetime.datetime | None]
+
+
+class Stack(Base):
+    __tablename__ = "stacks"
+    __table_args__ = (
+        # Names are unique per tenant among live stacks only; deleted names can be reused.
+        Index("uq_stacks_tenant_id_name_live", "tenant_id", "name", unique=True,
+              sqlite_where=_ACTIVE, postgresql_where=_ACTIVE),
+    )
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    template: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    template_text: Mapped[str | None] = mapped_column(Text)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    environment: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    files: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    outputs: Mapped[Any | None] = mapped_column(JSONType)
+    tags: Mapped[Any] = mapped_column(JSONType)
+    disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
+    timeout_mins: Mapped[int | None] = mapped_column(Integer)
+    owner: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime.datetime]
+    updated_at: Mapped[datetime.datetime | None]
+    deleted_at: Mapped[datetime.datetime | None] = mapped_column(index=True)
+
+
+class Resource(Base):
+    __tablename__ = "resources"
+    __table_args__ = (UniqueConstraint("stack_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stacks.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    physical_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    properties: Mapped[Any | None] = mapped_column(JSONType)
+    data: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    requires: Mapped[Any] = mapped_column(JSONType)
+    created_at: Mapped[datetime.datetime]
+    updated_at: Mapped[datetime.datetime | None]
+
+
+class Event(Base):
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_stack_id_seq", "stack_id", "seq"),)
+    # NOTE: ``seq`` gives events a total order for markers; ``id`` is the public uuid.
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(36), unique=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stacks.id", ondelete="CASCADE"))
+    resource_name: Mapped[str] = mapped_column(String(255))
+    physical_resource_id: Mapped[str] = mapped_column(String(255), default="")
+    resource_type: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(String(255), default="")
+    properties: Mapped[Any | None] = mapped_column(JSONType)
+    created_at: Mapped[datetime.datetime]
+
+
+class Operation(Base):
+    """One stack request. Claimed with a lease while it is planned and while it is finished."""
+
+    __tablename__ = "operations"
+    __table_args__ = (
+        # One unfinished operation per stack, decided by the database.
+        Index("uq_operations_stack_id_unfinished", "stack_id", unique=True,
+              sqlite_where=_UNFINISHED, postgresql_where=_UNFINISHED),
+        Index("ix_operations_state_lease_expires_at", "state", "lease_expires_at"),
+    )
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stacks.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16))
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    lease_owner: Mapped[str | None] = mapped_column(String(36))
+    lease_expires_at: Mapped[datetime.datetime | None]
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    deadline_at: Mapped[datetime.datetime]
+    created_at: Mapped[datetime.datetime]
+    updated_at: Mapped[datetime.datetime | None]
+    finished_at: Mapped[datetime.datetime | None]
+
+
+class Step(Base):
+    """One resource action of an operation."""
+
+    __tablename__ = "steps"
+    __table_args__ = (
+        UniqueConstraint("operation_id", "resource_name"),
+        Index("ix_steps_state_next_poll_at", "state", "next_poll_at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    operation_id: Mapped[str] = mapped_column(ForeignKey("operations.id", ondelete="CASCADE"))
+    stack_id: Mapped[str] = mapped_column(String(36))
+    resource_name: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16))
+    prerequisites_left: Mapped[int] = mapped_column(Integer)
+    started: Mapped[bool] = mapped_column(Boolean, default=False)
+    token: Mapped[Any | None] = mapped_column(JSONType)
+    lease_owner: Mapped[str | None] = mapped_column(String(36))
+    lease_expires_at: Mapped[datetime.datetime | None]
+    next_poll_at: Mapped[datetime.datetime | None]
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime.datetime | None]
+    finished_at: Mapped[datetime.datetime | None]
+
+
+class StepDependency(Base):
+    __tablename__ = "step_dependencies"
+    step_id: Mapped[int] = mapped_column(ForeignKey("steps.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    prerequisite_id: Mapped[int] = mapped_column(ForeignKey("steps.id", ondelete="CASCADE"),
+                                                 primary_key=True, index=True)
+
+
+class Worker(Base):
+    __tablename__ = "workers"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime.datetime]
+    heartbeat_at: Mapped[datetime.datetime]
+    stopped_at: Mapped[datetime.datetime | None]

@@ -1,0 +1,84 @@
+"""Engine and session factory, the transaction helper, and SQLite's single-writer setup.
+
+SQLite: WAL so readers do not block the writer, ``BEGIN IMMEDIATE`` so every transaction
+takes the write lock up front (a deferred transaction that later tries to write is the
+classic source of "database is locked"), a busy timeout, and foreign keys on.
+PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from engine.errors import DatabaseUnavailable
+
+
+class Database:
+    def __init__(self, url: str, *, pool_size: int = 10, sqlite_busy_timeout_ms: int = 30000,
+                 ) -> None:
+        self.url = url
+        self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One unit of work: commit on success, roll back on any error."""
+        with map_database_errors():
+            with self._sessions() as session, session.begin():
+                yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+@contextlib.contextmanager
+def map_database_errors() -> Iterator[None]:
+    """Connection-level failures become ``DatabaseUnavailable`` (503), cause kept."""
+    try:
+        yield
+    except OperationalError as exc:
+        raise DatabaseUnavailable(reason=_first_line(exc.orig)) from exc
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise DatabaseUnavailable(reason=_first_line(exc.orig)) from exc
+        raise
+
+
+def _first_line(error: Any) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": busy_timeout_ms / 1000.0,
+                                                  "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # NOTE: take transaction control away from the sqlite3 module so that the
+            # BEGIN below is the only one issued.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Any) -> None:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)

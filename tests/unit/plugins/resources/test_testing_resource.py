@@ -1,0 +1,210 @@
+"""OS::Heat::TestResource: waits measured on the runtime clock, and the fail knob."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from engine.errors import StackValidationFailed
+from engine.resources.base import Resource, Token
+from plugins.resources.testing_resource import TestResource
+from tests.unit.plugins.resources.conftest import Build, FakeRuntime
+
+
+def stored(token: Token) -> Any:
+    """The token as the worker gets it back from the database."""
+    return json.loads(json.dumps(token))
+
+
+def test_defaults_match_heat(build: Build) -> None:
+    res = build(TestResource)
+
+    assert res.properties["value"] == "test_string"
+    assert res.properties["fail"] is False
+    assert res.properties["update_replace"] is False
+    assert res.properties["wait_secs"] == 0
+    assert res.properties["client_name"] == ""
+    assert res.properties["entity_name"] == ""
+    assert res.properties["attr_wait_secs"] == 0
+    assert res.properties["constraint_prop_secs"] == 0
+    assert res.properties["update_replace_value"] is None
+
+
+def test_update_allowed_flags() -> None:
+    flags = {k: p.update_allowed for k, p in TestResource.properties_schema.items()}
+
+    assert flags.pop("update_replace_value") is False
+    assert all(flags.values())
+
+
+def test_schema_coerces_template_strings(build: Build) -> None:
+    res = build(TestResource, {"fail": "true", "wait_secs": "2.5",
+                               "action_wait_secs": '{"create": "3"}'})
+
+    assert res.properties["fail"] is True
+    assert res.properties["wait_secs"] == 2.5
+    assert res.properties["action_wait_secs"] == {"create": 3, "update": None, "delete": None}
+
+
+def test_schema_rejects_a_bad_wait(build: Build) -> None:
+    with pytest.raises(StackValidationFailed,
+                       match="wait_secs: Value 'soon' is not a number"):
+        build(TestResource, {"wait_secs": "soon"})
+
+
+def test_zero_wait_completes_on_first_poll(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"value": "hello"}, name="t")
+    token = res.handle_create()
+
+    assert res.check_create_complete(stored(token)) is True
+    assert res.get_attribute("output") == "hello"
+    assert res.physical_id is not None
+    assert res.physical_id.startswith("teststack-t-")
+
+
+def test_physical_id_is_recorded_before_the_wait_ends(
+    build: Build, runtime: FakeRuntime
+) -> None:
+    res = build(TestResource, {"wait_secs": 10})
+    token = res.handle_create()
+
+    assert runtime.recorded == [res.physical_id]
+    assert res.check_create_complete(stored(token)) is False
+
+
+def test_create_waits_wait_secs_on_the_runtime_clock(
+    build: Build, runtime: FakeRuntime
+) -> None:
+    res = build(TestResource, {"wait_secs": 10})
+    token = stored(res.handle_create())
+
+    runtime.advance(9.9)
+    assert res.check_create_complete(token) is False
+    runtime.advance(0.1)
+    assert res.check_create_complete(token) is True
+
+
+def test_wait_survives_a_new_instance(build: Build, runtime: FakeRuntime) -> None:
+    first = build(TestResource, {"wait_secs": 5})
+    token = stored(first.handle_create())
+
+    runtime.advance(5)
+    resumed = build(TestResource, {"wait_secs": 5},
+                    physical_id=first.physical_id, data=dict(first.data))
+    assert resumed.check_create_complete(token) is True
+    assert resumed.get_attribute("output") == "test_string"
+
+
+def test_minus_one_waits_forever(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"wait_secs": -1})
+    token = stored(res.handle_create())
+
+    runtime.advance(10 ** 9)
+    assert res.check_create_complete(token) is False
+
+
+def test_action_wait_secs_overrides_wait_secs_per_action(
+    build: Build, runtime: FakeRuntime
+) -> None:
+    res = build(TestResource, {"wait_secs": 100, "action_wait_secs": {"create": 2}})
+    create = stored(res.handle_create())
+    runtime.advance(2)
+    assert res.check_create_complete(create) is True
+
+    # No delete entry: the global wait applies.
+    delete = stored(res.handle_delete())
+    runtime.advance(99)
+    assert res.check_delete_complete(delete) is False
+    runtime.advance(1)
+    assert res.check_delete_complete(delete) is True
+
+
+def test_action_wait_secs_zero_overrides_a_nonzero_global(build: Build) -> None:
+    res = build(TestResource, {"wait_secs": 100, "action_wait_secs": {"delete": 0}})
+    assert res.check_delete_complete(stored(res.handle_delete())) is True
+
+
+def test_fail_raises_heats_message_after_the_wait(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"fail": True, "wait_secs": 3}, name="broken")
+    token = stored(res.handle_create())
+
+    assert runtime.recorded == [res.physical_id]
+    assert res.check_create_complete(token) is False
+    runtime.advance(3)
+    with pytest.raises(ValueError, match=r"^Test Resource failed broken$"):
+        res.check_create_complete(token)
+
+
+def test_failed_create_stores_no_output(build: Build) -> None:
+    res = build(TestResource, {"fail": True, "value": "never"})
+    res.handle_create()
+
+    assert res.get_attribute("output") is None
+
+
+def test_delete_waits_but_never_fails(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"fail": True, "action_wait_secs": {"delete": 4}})
+    token = stored(res.handle_delete())
+
+    assert res.check_delete_complete(token) is False
+    runtime.advance(4)
+    assert res.check_delete_complete(token) is True
+
+
+def test_delete_with_minus_one_waits_forever(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"wait_secs": -1})
+    token = stored(res.handle_delete())
+
+    runtime.advance(10 ** 9)
+    assert res.check_delete_complete(token) is False
+
+
+def _created(build: Build, raw: dict[str, Any]) -> Resource:
+    res = build(TestResource, raw)
+    assert res.check_create_complete(stored(res.handle_create())) is True
+    return res
+
+
+def test_output_is_null_until_attr_wait_secs_after_create(
+    build: Build, runtime: FakeRuntime
+) -> None:
+    res = _created(build, {"value": "late", "attr_wait_secs": 30})
+
+    assert res.get_attribute("output") is None
+    runtime.advance(29)
+    assert res.get_attribute("output") is None
+    runtime.advance(1)
+    assert res.get_attribute("output") == "late"
+
+
+def test_attr_wait_counts_from_create_complete_not_start(
+    build: Build, runtime: FakeRuntime
+) -> None:
+    res = build(TestResource, {"value": "v", "wait_secs": 50, "attr_wait_secs": 10})
+    token = stored(res.handle_create())
+    runtime.advance(50)
+    assert res.check_create_complete(token) is True
+
+    runtime.advance(9)
+    assert res.get_attribute("output") is None
+    runtime.advance(1)
+    assert res.get_attribute("output") == "v"
+
+
+def test_unknown_attribute_is_null(build: Build) -> None:
+    assert _created(build, {}).get_attribute("nope") is None
+
+
+def test_constraint_prop_secs_is_accepted(build: Build) -> None:
+    res = build(TestResource, {"constraint_prop_secs": 60})
+    res.validate()
+
+    assert res.properties["constraint_prop_secs"] == 60
+
+
+def test_description_is_the_first_docstring_paragraph() -> None:
+    assert TestResource.describe() == (
+        "A resource which stores the string value that was provided, for testing."
+    )
