@@ -8,6 +8,7 @@ only has to add the template location.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
@@ -176,7 +177,8 @@ def coerce_properties(
                 raise StackValidationFailed(
                     reason=f"Property error: {path}: Property {name} not assigned"
                 )
-            result[name] = prop.default
+            # NOTE: a copy, so no resource can mutate the default every other one shares.
+            result[name] = copy.deepcopy(prop.default)
             continue
         result[name] = prop.coerce(value, f"{path}.{name}" if path else name)
     if allow_unknown:

@@ -23,11 +23,15 @@ token, :attr:`physical_id` and :attr:`data`, never from instance attributes set 
 Recording what exists
 ---------------------
 Call :meth:`set_physical_id` as soon as the backend has named the new thing and *before*
-waiting on it: Kiln writes it to the database at once, so a resumed create finds it instead
-of making a second one. ``handle_create`` is therefore called again on resume only when no
-physical id was recorded; it should then look the thing up by a deterministic name or
-client token before creating. :attr:`data` is a small private JSON map saved after every
-call (a RandomString keeps its value there).
+waiting on it: Kiln writes it, together with :attr:`data` as it is at that moment, to the
+database at once. :attr:`data` is a small private JSON map, also saved after every call (a
+RandomString keeps its value there).
+
+If a worker dies after ``handle_<action>`` started but before its token was saved, another
+worker calls ``handle_<action>`` again on a fresh instance. For a create, that instance
+already has :attr:`physical_id` set when one was recorded: continue with that thing rather
+than making a second one. When none was recorded, look the thing up by the stable name
+:meth:`physical_resource_name` gives (or a client token derived from it) before creating.
 
 Failing
 -------
@@ -48,7 +52,8 @@ Plugins import only ``engine.resources.base``, ``engine.schema`` and ``engine.er
 from __future__ import annotations
 
 import base64
-import secrets
+import hashlib
+import inspect
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, ClassVar, Protocol
 
@@ -67,12 +72,14 @@ class Runtime(Protocol):
     stack_id: str
     stack_name: str
     tenant_id: str
+    #: Stable and unique for this resource of this stack, across workers and retries.
+    resource_key: str
 
     def now(self) -> float:
         """Seconds since the epoch (injected so tests control time)."""
 
-    def record_physical_id(self, physical_id: str) -> None:
-        """Persist the physical id immediately, in its own transaction."""
+    def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
+        """Persist the physical id and private data immediately, in their own transaction."""
 
 
 class Resource:
@@ -111,11 +118,16 @@ class Resource:
     def set_physical_id(self, physical_id: str) -> None:
         """Record the backend's id now, before any waiting (see the module docs)."""
         self._physical_id = physical_id
-        self.runtime.record_physical_id(physical_id)
+        self.runtime.record_physical_id(physical_id, dict(self.data))
 
     def physical_resource_name(self) -> str:
-        """A fresh name in Heat's form ``<stack>-<resource>-<12 base32 chars>``."""
-        suffix = base64.b32encode(secrets.token_bytes(10)).decode().lower()[:12]
+        """A name in Heat's form ``<stack>-<resource>-<12 base32 chars>``.
+
+        The suffix derives from :attr:`Runtime.resource_key`, so every call for the same
+        resource gives the same name: a resumed create can look for what it made.
+        """
+        digest = hashlib.sha256(self.runtime.resource_key.encode()).digest()
+        suffix = base64.b32encode(digest).decode().lower()[:12]
         return f"{self.runtime.stack_name}-{self.name}-{suffix}"
 
     # --- validation -------------------------------------------------------------------
@@ -149,7 +161,7 @@ class Resource:
     @classmethod
     def describe(cls) -> str:
         """The first paragraph of the class docstring, for the resource-type API."""
-        doc = (cls.__doc__ or "").strip()
+        doc = inspect.cleandoc(cls.__doc__ or "")
         return doc.split("\n\n", 1)[0].replace("\n", " ")
 
 

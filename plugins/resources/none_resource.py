@@ -17,11 +17,13 @@ class NoneResource(Resource):
     """
 
     allow_unknown_properties: ClassVar[bool] = True
+    allow_unknown_attributes: ClassVar[bool] = True
 
     def handle_create(self) -> Token:
         # Heat gives a placeholder a uuid4 so that get_resource still yields a unique,
         # id-shaped string for whatever consumed the stubbed-out type.
-        self.set_physical_id(str(uuid.uuid4()))
+        if self.physical_id is None:
+            self.set_physical_id(str(uuid.uuid4()))
         return None
 
     def get_attribute(self, name: str) -> Any:

@@ -128,15 +128,10 @@ class RandomString(Resource):
         # change every password derived from it.
         if "value" not in self.data:
             self.data["value"] = self._generate()
-        self.set_physical_id(self.physical_resource_name())
+        # The value is saved together with the physical id, before anything else can fail.
+        if self.physical_id is None:
+            self.set_physical_id(self.physical_resource_name())
         return None
-
-    def check_create_complete(self, token: Token) -> bool:
-        # The physical id is committed at once but data only after handle_create returns,
-        # so a worker that died in between resumes here with a name and no value.
-        if "value" not in self.data:
-            self.data["value"] = self._generate()
-        return True
 
     def get_attribute(self, name: str) -> Any:
         if name == "value":

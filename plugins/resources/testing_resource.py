@@ -91,11 +91,13 @@ class TestResource(Resource):
     }
 
     def handle_create(self) -> Token:
-        # Recorded before any waiting so that a resumed create finds this resource.
-        self.set_physical_id(self.physical_resource_name())
         # Heat stores nothing for a create that is going to fail, so output stays null.
         if not self.properties["fail"]:
             self.data["value"] = self.properties["value"]
+        # Recorded before any waiting so that a resumed create finds this resource; a
+        # resumed create (physical id already set) keeps the one it has.
+        if self.physical_id is None:
+            self.set_physical_id(self.physical_resource_name())
         return self._wait_token(CREATE)
 
     def check_create_complete(self, token: Token) -> bool:

@@ -65,7 +65,8 @@ class Value(Resource):
         self._typed_value()
 
     def handle_create(self) -> Token:
-        self.set_physical_id(self.physical_resource_name())
+        if self.physical_id is None:
+            self.set_physical_id(self.physical_resource_name())
         return None
 
     def get_attribute(self, name: str) -> Any:

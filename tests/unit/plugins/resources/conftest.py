@@ -18,6 +18,7 @@ class FakeRuntime:
         self.stack_id = "5f0e9a1c-0000-4000-8000-000000000001"
         self.stack_name = "teststack"
         self.tenant_id = "tenant-1"
+        self.resource_key = "5f0e9a1c-0000-4000-8000-000000000001/res/1"
         self.clock = 1_700_000_000.0
         self.recorded: list[str] = []
 
@@ -27,8 +28,9 @@ class FakeRuntime:
     def advance(self, seconds: float) -> None:
         self.clock += seconds
 
-    def record_physical_id(self, physical_id: str) -> None:
+    def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         self.recorded.append(physical_id)
+        self.recorded_data = dict(data)
 
 
 @pytest.fixture

@@ -170,20 +170,26 @@ def test_existing_value_is_kept_on_resume(build: Build) -> None:
     assert res.get_reference_id() == "adopted-secret"
 
 
-def test_value_lost_between_id_and_data_commit_is_regenerated_once(
+def test_value_is_saved_with_the_physical_id_and_kept_on_resume(
     build: Build, runtime: FakeRuntime
 ) -> None:
     first = build(RandomString)
     first.handle_create()
-    # The worker died after the physical id was committed but before data was saved.
-    resumed = build(RandomString, physical_id=first.physical_id, data={})
-    assert resumed.check_create_complete(None) is True
-    value = resumed.data["value"]
+    # What the runtime persisted in the same write as the physical id.
+    assert runtime.recorded_data["value"] == first.data["value"]
 
-    assert len(value) == 32
-    assert resumed.check_create_complete(None) is True
-    assert resumed.data["value"] == value
+    # A worker that died before the token was saved calls handle_create again.
+    resumed = build(RandomString, physical_id=first.physical_id,
+                    data=dict(runtime.recorded_data))
+    resumed.handle_create()
+    assert resumed.data["value"] == first.data["value"]
+    assert resumed.physical_id == first.physical_id
     assert runtime.recorded == [first.physical_id]
+
+
+def test_physical_name_is_stable_for_one_resource(build: Build) -> None:
+    assert build(RandomString).physical_resource_name() == (
+        build(RandomString).physical_resource_name())
 
 
 def test_other_attributes_are_null(build: Build) -> None:
