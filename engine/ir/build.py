@@ -17,13 +17,12 @@ from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
 from engine.schema import coerce_properties
 from engine.template.functions import (
     Deferred,
-    Function,
     invalid_reference,
     iter_references,
     resolve,
     resource_dependencies,
 )
-from engine.template.hot import HotTemplate, ResourceDefinition
+from engine.template.hot import HotTemplate, ResourceDefinition, load
 from engine.template.parameters import resolve_values
 
 TypeLookup = Callable[[str], TypeSchema]
@@ -181,4 +180,13 @@ def properties_for_runtime(node: ResourceNode, schema: TypeSchema, scope: Any) -
                               file=node.location.file, line=node.location.line)) from None
 
 
-__all__ = ["build", "properties_for_runtime", "Function"]
+
+def pseudo_parameters(stack_id: str, stack_name: str, tenant_id: str) -> dict[str, str]:
+    return {"OS::stack_id": stack_id, "OS::stack_name": stack_name,
+            "OS::project_id": tenant_id}
+
+
+def build_from_document(doc: Any, user_parameters: Mapping[str, Any],
+                        pseudo: Mapping[str, Any], lookup: TypeLookup) -> ResolvedStack:
+    """Template document -> IR in one call (shape checks, then references and graph)."""
+    return build(load(doc), user_parameters, pseudo, lookup)

@@ -166,3 +166,27 @@ def masked(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
            ) -> dict[str, Any]:
     """``values`` with every hidden parameter replaced by the mask."""
     return {k: MASK if k in schemas and schemas[k].hidden else v for k, v in values.items()}
+
+
+def hidden_values(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
+                  ) -> tuple[str, ...]:
+    """The text of every hidden parameter value, longest first, for :func:`redact`."""
+    found = {str(values[k]) for k, s in schemas.items() if s.hidden and k in values
+             and str(values[k])}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` with every occurrence of a hidden value masked, however it was embedded
+    (``str_replace`` and ``list_join`` can carry a secret into any string)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, Mapping):
+        return {k: redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v, secrets) for v in value]
+    return value

@@ -111,3 +111,10 @@ def _record_lines(
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record_lines(loader, item, (*path, index), lines, file)
+
+
+def document(template: Any, file: str = "template") -> SourceDocument:
+    """A document from what a request carried: template text, or an already-parsed map."""
+    if isinstance(template, str):
+        return parse_text(template, file)
+    return from_data(template, file)

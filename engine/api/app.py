@@ -1,0 +1,61 @@
+"""``create_app``: the Falcon application and the Heat v1 route table."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import falcon
+
+from engine.api import errors, middleware
+from engine.api.endpoints import events, resource_types, resources, stacks, versions
+from engine.services.stacks import StackService
+from engine.services.tenants import TenantService
+
+T = "/v1/{tenant_id}"
+STACK = T + "/stacks/{stack_name}/{stack_id}"
+LOOKUP_SUFFIXES = ("resources", "events", "template", "actions", "environment", "files")
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiSettings:
+    max_body_bytes: int = 1048576
+
+
+def create_app(stack_service: StackService, tenant_service: TenantService,
+               settings: ApiSettings) -> falcon.App:
+    app = falcon.App(middleware=[
+        middleware.RequestId(),
+        middleware.BodyLimit(settings.max_body_bytes),
+        middleware.Authenticate(tenant_service),
+    ])
+    app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.auto_parse_qs_csv = False
+    errors.register(app)
+
+    app.add_route("/", versions.Versions())
+    app.add_route("/versions", versions.Versions())
+    app.add_route(T + "/build_info", versions.BuildInfo())
+
+    app.add_route(T + "/stacks", stacks.StackCollection(stack_service))
+    app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(stack_service))
+    app.add_route(T + "/stacks/{stack_name}", stacks.StackLookup(stack_service))
+    for suffix in LOOKUP_SUFFIXES:
+        app.add_route(T + "/stacks/{stack_name}/" + suffix,
+                      stacks.StackLookup(stack_service, "/" + suffix))
+    app.add_route(STACK, stacks.StackItem(stack_service))
+    app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
+    app.add_route(STACK + "/outputs", stacks.OutputCollection(stack_service))
+    app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(stack_service))
+
+    app.add_route(STACK + "/resources", resources.ResourceCollection(stack_service))
+    app.add_route(STACK + "/resources/{resource_name}", resources.ResourceItem(stack_service))
+    app.add_route(STACK + "/events", events.EventCollection(stack_service))
+    app.add_route(STACK + "/resources/{resource_name}/events",
+                  events.ResourceEventCollection(stack_service))
+    app.add_route(STACK + "/resources/{resource_name}/events/{event_id}",
+                  events.EventItem(stack_service))
+
+    app.add_route(T + "/resource_types", resource_types.ResourceTypeCollection(stack_service))
+    app.add_route(T + "/resource_types/{type_name}",
+                  resource_types.ResourceTypeItem(stack_service))
+    return app

@@ -1,0 +1,56 @@
+"""Events of a stack and of one of its resources."""
+
+from __future__ import annotations
+
+import falcon
+
+from engine.api import views
+from engine.api.requests import base_url, context, integer, multi, sort_dir
+from engine.errors import EntityNotFound
+from engine.services.stacks import EVENT_FILTERS, EventQuery, StackService
+
+
+def _query(req: falcon.Request) -> EventQuery:
+    return EventQuery(filters=multi(req, names=EVENT_FILTERS), limit=integer(req, "limit"),
+                      marker=req.get_param("marker"),
+                      # Heat's default order is newest first; clients send sort_dir=asc.
+                      ascending=sort_dir(req) == "asc")
+
+
+class EventCollection:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req))
+        base = base_url(req, tenant_id)
+        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False)
+                                 for e in records]}
+
+
+class ResourceEventCollection:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str, resource_name: str) -> None:
+        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
+                                           resource_name=resource_name)
+        if not records:
+            raise EntityNotFound(entity="Events of resource", name=resource_name)
+        base = base_url(req, tenant_id)
+        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False)
+                                 for e in records]}
+
+
+class EventItem:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str, resource_name: str, event_id: str) -> None:
+        record = self._stacks.get_event(context(req), stack_name, stack_id, resource_name,
+                                        event_id)
+        resp.media = {"event": views.event(base_url(req, tenant_id), stack_name, stack_id,
+                                           record, detail=True)}

@@ -1,0 +1,129 @@
+"""Stack collection, item, lookup redirects, template and outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from engine.api import views
+from engine.api.requests import base_url, context, flag, integer, json_body, multi, sort_dir
+from engine.services.stacks import StackQuery, StackService
+
+LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
+                "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
+                "not_tags", "not_tags_any"}
+
+
+class StackCollection:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
+        ctx = context(req)
+        all_tenants = flag(req, "global_tenant") and ctx.is_admin
+        query = StackQuery(
+            filters=multi(req, skip=LIST_CONTROL), show_deleted=flag(req, "show_deleted"),
+            limit=integer(req, "limit"), marker=req.get_param("marker"),
+            sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),
+            sort_dir=sort_dir(req) or ("asc" if req.get_param("sort_keys") else "desc"),
+            all_tenants=all_tenants)
+        records, total = self._stacks.list(ctx, query)
+        base = base_url(req, tenant_id)
+        body: dict[str, Any] = {"stacks": [
+            views.stack_summary(base, r, with_project=ctx.is_admin) for r in records]}
+        if query.limit is not None and records and len(records) == query.limit:
+            params = {k: v for k, v in req.params.items() if k != "marker"}
+            params["marker"] = records[-1].id
+            query_string = falcon.to_query_str(params, comma_delimited_lists=False)
+            body["links"] = [{"rel": "next", "href": f"{base}/stacks{query_string}"}]
+        if flag(req, "with_count"):
+            body["count"] = total
+        resp.media = body
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
+        record = self._stacks.create(context(req), json_body(req))
+        href = views.stack_url(base_url(req, tenant_id), record.name, record.id)
+        resp.status = falcon.HTTP_201
+        resp.location = href
+        resp.media = {"stack": {"id": record.id, "links": [{"href": href, "rel": "self"}]}}
+
+
+class StackDetailCollection:
+    """``GET /stacks/detail``: the list keys of every stack, no paging (as Heat)."""
+
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
+        ctx = context(req)
+        records, _ = self._stacks.list(ctx, StackQuery())
+        base = base_url(req, tenant_id)
+        resp.media = {"stacks": [views.stack_summary(base, r, with_project=False)
+                                 for r in records]}
+
+
+class StackLookup:
+    """``/stacks/{name_or_id}[/sub]`` for every method -> 302 to the canonical URL."""
+
+    def __init__(self, stacks: StackService, suffix: str = "") -> None:
+        self._stacks = stacks
+        self._suffix = suffix
+
+    def _redirect(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                  stack_name: str) -> None:
+        name, stack_id = self._stacks.lookup(context(req), stack_name)
+        location = views.stack_url(base_url(req, tenant_id), name, stack_id) + self._suffix
+        if req.query_string:
+            location += f"?{req.query_string}"
+        resp.status = falcon.HTTP_302
+        resp.location = location
+
+    on_get = on_post = on_put = on_patch = on_delete = _redirect
+
+
+class StackItem:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        record = self._stacks.get(context(req), stack_name, stack_id)
+        resp.media = {"stack": views.stack_detail(
+            base_url(req, tenant_id), record,
+            resolve_outputs=flag(req, "resolve_outputs", default=True))}
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                  stack_name: str, stack_id: str) -> None:
+        self._stacks.delete(context(req), stack_name, stack_id)
+        resp.status = falcon.HTTP_204
+
+
+class StackTemplate:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        resp.media = self._stacks.get_template(context(req), stack_name, stack_id)
+
+
+class OutputCollection:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        outputs = self._stacks.list_outputs(context(req), stack_name, stack_id)
+        resp.media = {"outputs": [{"output_key": o["output_key"],
+                                   "description": o["description"]} for o in outputs]}
+
+
+class OutputItem:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str, output_key: str) -> None:
+        resp.media = {"output": self._stacks.get_output(context(req), stack_name, stack_id,
+                                                        output_key)}

@@ -1,0 +1,107 @@
+"""The only mapping from errors to HTTP, and Heat's fault body for every error.
+
+``KilnError`` categories map to statuses by walking the exception's MRO, never by class
+name. Falcon's own errors (unknown route, wrong method) get the same body. Anything else is
+a bug in Kiln: a 500 with the request id, and the traceback goes to the log, not the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import falcon
+
+from engine import errors
+
+LOG = logging.getLogger(__name__)
+
+STATUS_BY_CATEGORY: dict[type[errors.KilnError], int] = {
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.Invalid: 400,
+    errors.RequestTooLarge: 413,
+    errors.Unauthorized: 401,
+    errors.Forbidden: 403,
+    errors.Unavailable: 503,
+}
+
+TITLES: dict[int, tuple[str, str]] = {
+    400: ("Bad Request", "The server could not comply with the request since it is either "
+                         "malformed or otherwise incorrect."),
+    401: ("Unauthorized", "This server could not verify that you are authorized to access "
+                          "the document you requested."),
+    403: ("Forbidden", "Access was denied to this resource."),
+    404: ("Not Found", "The resource could not be found."),
+    405: ("Method Not Allowed", "The method is not allowed for this resource."),
+    409: ("Conflict", "There was a conflict when trying to complete your request."),
+    413: ("Request Entity Too Large", "The body of your request was too large for this "
+                                      "server."),
+    500: ("Internal Server Error", "The server has either erred or is incapable of performing "
+                                   "the requested operation."),
+    503: ("Service Unavailable", "The server is currently unavailable. Please try again at a "
+                                 "later time."),
+}
+
+
+def status_of(error: errors.KilnError) -> int:
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_CATEGORY:
+            return STATUS_BY_CATEGORY[cls]
+    return 500
+
+
+def fault_body(code: int, error_type: str, message: str | None,
+               traceback: str | None = None) -> dict[str, Any]:
+    title, explanation = TITLES.get(code, (str(code), ""))
+    error: dict[str, Any] = {"type": error_type, "traceback": traceback}
+    if message is not None:
+        error["message"] = message
+    return {"code": code, "title": title, "explanation": explanation, "error": error}
+
+
+def _write(resp: falcon.Response, code: int, body: dict[str, Any]) -> None:
+    resp.status = code
+    resp.content_type = falcon.MEDIA_JSON
+    resp.text = json.dumps(body)
+
+
+def handle_kiln_error(req: falcon.Request, resp: falcon.Response, error: errors.KilnError,
+                      _params: Any) -> None:
+    code = status_of(error)
+    if code >= 500:
+        LOG.warning("request %s: %s", _request_id(req), error)
+    _write(resp, code, fault_body(code, type(error).__name__, str(error)))
+
+
+def handle_http_error(req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError,
+                      _params: Any) -> None:
+    code = error.status_code
+    message = error.description or error.title
+    _write(resp, code, fault_body(code, type(error).__name__, message))
+    for name, value in (error.headers or {}).items():
+        resp.set_header(name, value)
+
+
+def handle_unexpected(req: falcon.Request, resp: falcon.Response, error: Exception,
+                      _params: Any) -> None:
+    if isinstance(error, falcon.HTTPError):
+        handle_http_error(req, resp, error, _params)
+        return
+    request_id = _request_id(req)
+    LOG.error("request %s failed", request_id, exc_info=error)
+    _write(resp, 500, fault_body(
+        500, type(error).__name__,
+        f"Kiln failed unexpectedly; the operator can find request {request_id} in its log."))
+
+
+def _request_id(req: falcon.Request) -> str:
+    return str(getattr(req.context, "request_id", ""))
+
+
+def register(app: falcon.App) -> None:
+    # NOTE: Falcon picks the most specific handler by MRO, so order does not matter.
+    app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(falcon.HTTPError, handle_http_error)
+    app.add_error_handler(errors.KilnError, handle_kiln_error)

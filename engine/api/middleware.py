@@ -1,0 +1,54 @@
+"""Per-request plumbing: request id, body-size limit, token -> RequestContext."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import falcon
+
+from engine.context import RequestContext
+from engine.errors import InvalidTenant, RequestLimitExceeded
+from engine.services.tenants import TenantService
+
+REQUEST_ID_HEADER = "x-openstack-request-id"
+
+
+class RequestId:
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.request_id = f"req-{uuid.uuid4()}"
+        resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
+
+
+class BodyLimit:
+    """Refuse bodies over the limit before anything reads them."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max = max_bytes
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        length = req.content_length
+        if length is not None and length > self._max:
+            raise RequestLimitExceeded(
+                reason=f"JSON body size ({length} bytes) exceeds maximum allowed size "
+                       f"({self._max} bytes).")
+
+
+class Authenticate:
+    """Every /v1 request needs a token; the URL's tenant must be the token's, or admin."""
+
+    def __init__(self, tenants: TenantService) -> None:
+        self._tenants = tenants
+
+    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         params: dict[str, Any]) -> None:
+        tenant_id = params.get("tenant_id")
+        if tenant_id is None:
+            return  # version discovery needs no token
+        principal = self._tenants.authenticate(req.get_header("X-Auth-Token"))
+        ctx = RequestContext(tenant_id=tenant_id, token_tenant_id=principal.tenant_id,
+                             role=principal.role, request_id=req.context.request_id,
+                             username=principal.token_id)
+        if tenant_id != principal.tenant_id and not ctx.is_admin:
+            raise InvalidTenant(target=tenant_id, actual=principal.tenant_id)
+        req.context.kiln = ctx

@@ -1,0 +1,75 @@
+"""Reading requests the way Heat does: JSON bodies, Heat's boolean and integer rules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import falcon
+
+from engine.context import RequestContext
+from engine.errors import BadRequest
+
+
+def context(req: falcon.Request) -> RequestContext:
+    ctx: RequestContext = req.context.kiln
+    return ctx
+
+
+def base_url(req: falcon.Request, tenant_id: str) -> str:
+    """Absolute ``…/v1/<tenant>``: heatclient cannot follow a relative Location."""
+    return f"{req.prefix}/v1/{tenant_id}"
+
+
+def json_body(req: falcon.Request) -> dict[str, Any]:
+    raw = req.bounded_stream.read()
+    if not raw.strip():
+        raise BadRequest(reason="The request body is empty; a JSON object is required.")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest(reason="The request body must be a JSON object.")
+    return body
+
+
+def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
+    value = req.get_param(name)
+    if value is None:
+        return default
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
+                            "are: true, false.")
+
+
+def integer(req: falcon.Request, name: str) -> int | None:
+    value = req.get_param(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.") from None
+    if number < 0:
+        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
+    return number
+
+
+def sort_dir(req: falcon.Request) -> str | None:
+    value = req.get_param("sort_dir")
+    if value is not None and value not in ("asc", "desc"):
+        raise BadRequest(reason=f'Unknown sort direction "{value}", must be "asc" or "desc".')
+    return value
+
+
+def multi(req: falcon.Request, names: list[str] | set[str] | None = None,
+          skip: set[str] | None = None) -> dict[str, list[str]]:
+    """Query parameters as lists (a repeated key becomes several values)."""
+    found: dict[str, list[str]] = {}
+    for key in req.params:
+        if (names is not None and key not in names) or (skip and key in skip):
+            continue
+        found[key] = req.get_param_as_list(key) or []
+    return found

@@ -1,0 +1,80 @@
+"""The composition root: configuration -> database -> registries -> services -> processes.
+
+Only ``engine.cmd`` imports this module. Everything below it receives plain values and
+built objects, never ``cfg.CONF``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+import falcon
+from oslo_config import cfg
+
+from engine import config
+from engine.api.app import ApiSettings, create_app
+from engine.db import migration
+from engine.db.session import Database
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.stacks import StackLimits, StackService
+from engine.services.tenants import TenantService
+from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
+
+
+@dataclasses.dataclass
+class Kiln:
+    conf: cfg.ConfigOpts
+    db: Database
+    registry: ResourceTypeRegistry
+    stacks: StackService
+    tenants: TenantService
+
+    def wsgi_app(self) -> falcon.App:
+        return create_app(self.stacks, self.tenants,
+                          ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
+
+    def worker(self) -> WorkerLoop:
+        engine = self.conf.engine
+        settings = WorkerSettings(
+            max_parallel_steps=engine.max_parallel_steps, lease_seconds=engine.lease_seconds,
+            heartbeat_interval_seconds=engine.heartbeat_interval_seconds,
+            idle_poll_seconds=engine.idle_poll_seconds,
+            max_step_poll_seconds=engine.max_step_poll_seconds)
+        return WorkerLoop(self.db, self.registry, settings, host=self.conf.host)
+
+    @property
+    def api_url(self) -> str:
+        host = self.conf.api.bind_host
+        host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.conf.api.bind_port}"
+
+
+def load_config(argv: Sequence[str], prog: str) -> cfg.ConfigOpts:
+    conf = config.load(argv, prog=prog)
+    logging.basicConfig(
+        level=logging.DEBUG if conf.debug else logging.INFO, stream=sys.stderr,
+        format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
+    return conf
+
+
+def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:
+    """Wire Kiln; with ``check_schema`` refuse to run on a database that is behind."""
+    url = config.database_url(conf)
+    if url.startswith("sqlite") and not conf.database.connection:
+        os.makedirs(conf.state_path, exist_ok=True)
+    db = Database(url, pool_size=conf.database.pool_size,
+                  sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms)
+    if check_schema:
+        migration.ensure_current(db)
+    registry = ResourceTypeRegistry.load()
+    limits = StackLimits(max_template_bytes=conf.api.max_template_bytes,
+                         max_resources_per_stack=conf.api.max_resources_per_stack,
+                         default_timeout_seconds=conf.engine.stack_action_timeout_seconds)
+    return Kiln(conf=conf, db=db, registry=registry,
+                stacks=StackService(db, registry, limits, utcnow),
+                tenants=TenantService(db, utcnow))

@@ -1,0 +1,53 @@
+"""``kiln-all``: the API and a worker in one process, for one machine (SQLite default).
+
+The API is served by waitress, a production WSGI server with a thread pool; the worker
+runs the same loop as ``kiln-engine`` in a thread beside it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import waitress
+
+from engine import bootstrap
+from engine.errors import KilnError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    conf = bootstrap.load_config(list(sys.argv[1:] if argv is None else argv), "kiln-all")
+    try:
+        kiln = bootstrap.build(conf)
+    except KilnError as exc:
+        print(f"kiln-all: {exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    worker = kiln.worker()
+    thread = threading.Thread(target=worker.run, args=(stop,), name="kiln-worker", daemon=True)
+    server: Any = waitress.create_server(kiln.wsgi_app(), host=conf.api.bind_host,
+                                         port=conf.api.bind_port, threads=conf.api.threads,
+                                         ident="kiln")
+
+    def shut_down(*_: object) -> None:
+        stop.set()
+        server.close()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, shut_down)
+    thread.start()
+    print(f"Kiln is listening on {kiln.api_url} (Heat API v1 at {kiln.api_url}/v1/<tenant-id>)",
+          flush=True)
+    try:
+        server.run()
+    except OSError:
+        if not stop.is_set():
+            raise
+    finally:
+        stop.set()
+        thread.join(timeout=conf.engine.lease_seconds)
+        kiln.db.dispose()
+    return 0

@@ -1,0 +1,46 @@
+"""``kiln-api``: the HTTP API under gunicorn; each gunicorn worker builds its own app."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from engine import bootstrap
+from engine.errors import KilnError
+
+
+class _Gunicorn(BaseApplication):  # type: ignore[misc]
+    def __init__(self, argv: Sequence[str], options: dict[str, Any]) -> None:
+        self._argv = list(argv)
+        self._options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        # NOTE: built after the fork, so no database connection is shared between workers.
+        conf = bootstrap.load_config(self._argv, "kiln-api")
+        return bootstrap.build(conf).wsgi_app()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    conf = bootstrap.load_config(args, "kiln-api")
+    try:
+        kiln = bootstrap.build(conf)  # fail here, before forking, on a schema that is behind
+    except KilnError as exc:
+        print(f"kiln-api: {exc}", file=sys.stderr)
+        return 1
+    kiln.db.dispose()
+    print(f"Kiln API listening on {kiln.api_url}/v1/<tenant-id>", flush=True)
+    _Gunicorn(args, {
+        "bind": f"{conf.api.bind_host}:{conf.api.bind_port}",
+        "workers": conf.api.workers, "threads": conf.api.threads,
+        "worker_class": "gthread", "accesslog": "-", "graceful_timeout": 10,
+    }).run()
+    return 0

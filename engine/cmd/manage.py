@@ -1,0 +1,17 @@
+"""``kiln-manage``: the admin CLI; wiring here, commands in ``engine.cli``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from engine import bootstrap
+from engine.cli import main as cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def build(config_args: Sequence[str]) -> bootstrap.Kiln:
+        conf = bootstrap.load_config(config_args, "kiln-manage")
+        return bootstrap.build(conf, check_schema=False)
+
+    return cli.main(list(sys.argv[1:] if argv is None else argv), build)

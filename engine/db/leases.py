@@ -1,0 +1,100 @@
+"""Claim, renew and release leases on operations and steps.
+
+PostgreSQL: ``SELECT ... FOR UPDATE SKIP LOCKED``, so many workers claim disjoint rows
+without waiting on each other. SQLite: the same statements; ``FOR UPDATE`` renders to
+nothing and the ``BEGIN IMMEDIATE`` of every transaction makes the claim the only writer.
+A lease that is not renewed expires, and the row can then be claimed by anyone.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from engine.db.models import Operation, Step, Worker
+from engine.db.states import OP_FINISHING, OP_PENDING, OP_RUNNING, STEP_READY, STEP_RUNNING
+
+Now = datetime.datetime
+
+
+def _expiry(now: Now, lease_seconds: float) -> Now:
+    return now + datetime.timedelta(seconds=lease_seconds)
+
+
+def claim_operations(session: Session, owner: str, now: Now, lease_seconds: float,
+                     limit: int) -> list[Operation]:
+    """Operations that need a worker: to plan, to finish, or to time out."""
+    query = (
+        select(Operation)
+        .where(
+            or_(Operation.state.in_((OP_PENDING, OP_FINISHING)),
+                and_(Operation.state == OP_RUNNING, Operation.deadline_at < now)),
+            or_(Operation.lease_expires_at.is_(None), Operation.lease_expires_at < now),
+        )
+        .order_by(Operation.created_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    operations = list(session.scalars(query))
+    for operation in operations:
+        operation.lease_owner = owner
+        operation.lease_expires_at = _expiry(now, lease_seconds)
+        operation.attempt += 1
+    return operations
+
+
+def release_operation(session: Session, operation: Operation) -> None:
+    operation.lease_owner = None
+    operation.lease_expires_at = None
+
+
+def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
+                limit: int) -> list[Step]:
+    """Ready steps, and running steps whose holder stopped renewing (it died)."""
+    query = (
+        select(Step)
+        .where(or_(Step.state == STEP_READY,
+                   and_(Step.state == STEP_RUNNING, Step.lease_expires_at < now)))
+        .order_by(Step.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    steps = list(session.scalars(query))
+    for step in steps:
+        step.state = STEP_RUNNING
+        step.lease_owner = owner
+        step.lease_expires_at = _expiry(now, lease_seconds)
+        step.attempt += 1
+        if step.started_at is None:
+            step.started_at = now
+    return steps
+
+
+def renew_steps(session: Session, owner: str, step_ids: Collection[int], now: Now,
+                lease_seconds: float) -> set[int]:
+    """Extend the leases still held; returns the ids that are still ours."""
+    if not step_ids:
+        return set()
+    result = session.execute(
+        update(Step)
+        .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
+               Step.state == STEP_RUNNING)
+        .values(lease_expires_at=_expiry(now, lease_seconds))
+        .returning(Step.id)
+    )
+    return {row[0] for row in result}
+
+
+def register_worker(session: Session, worker: Worker) -> None:
+    session.add(worker)
+
+
+def heartbeat_worker(session: Session, worker_id: str, now: Now,
+                     stopped: bool = False) -> None:
+    values: dict[str, Now] = {"heartbeat_at": now}
+    if stopped:
+        values["stopped_at"] = now
+    session.execute(update(Worker).where(Worker.id == worker_id).values(**values))

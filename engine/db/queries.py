@@ -1,0 +1,251 @@
+"""Named queries per aggregate, with SQL errors translated at this boundary.
+
+``get_*`` raises ``EntityNotFound``; ``find_*`` returns None; ``list_*`` returns a list.
+Callers pass the session of their transaction (``Database.transaction``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select, tuple_, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from engine.db.models import Event, Operation, Resource, Stack, Tenant, Token
+from engine.errors import ActionInProgress, Conflict, EntityNotFound, StackExists
+
+Now = datetime.datetime
+
+# --- tenants and tokens -------------------------------------------------------------------
+
+
+def add_tenant(session: Session, name: str, now: Now) -> Tenant:
+    tenant = Tenant(id=str(uuid.uuid4()), name=name, created_at=now)
+    session.add(tenant)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise Conflict(reason=f"A tenant named {name} already exists.") from exc
+    return tenant
+
+
+def find_tenant(session: Session, name_or_id: str) -> Tenant | None:
+    return session.scalars(
+        select(Tenant).where((Tenant.id == name_or_id) | (Tenant.name == name_or_id))
+    ).first()
+
+
+def get_tenant(session: Session, name_or_id: str) -> Tenant:
+    tenant = find_tenant(session, name_or_id)
+    if tenant is None:
+        raise EntityNotFound(entity="Tenant", name=name_or_id)
+    return tenant
+
+
+def list_tenants(session: Session) -> list[Tenant]:
+    return list(session.scalars(select(Tenant).order_by(Tenant.name)))
+
+
+def add_token(session: Session, tenant_id: str, role: str, token_hash: str, now: Now) -> Token:
+    token = Token(id=str(uuid.uuid4()), tenant_id=tenant_id, role=role,
+                  token_hash=token_hash, created_at=now)
+    session.add(token)
+    session.flush()
+    return token
+
+
+def find_live_token(session: Session, token_hash: str) -> Token | None:
+    return session.scalars(
+        select(Token).where(Token.token_hash == token_hash, Token.revoked_at.is_(None))
+    ).first()
+
+
+def list_tokens(session: Session, tenant_id: str) -> list[Token]:
+    return list(session.scalars(
+        select(Token).where(Token.tenant_id == tenant_id).order_by(Token.created_at)))
+
+
+# --- stacks ---------------------------------------------------------------------------------
+
+
+def add_stack_with_operation(session: Session, stack: Stack, operation: Operation,
+                             event: Event) -> None:
+    """Insert a new stack, its first operation and its first event, or raise StackExists."""
+    session.add(stack)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise StackExists(stack_name=stack.name) from exc
+    session.add_all([operation, event])
+    session.flush()
+
+
+def add_operation(session: Session, stack: Stack, operation: Operation) -> None:
+    """Insert an operation, or raise ActionInProgress if the stack already has one."""
+    try:
+        with session.begin_nested():
+            session.add(operation)
+            session.flush()
+    except IntegrityError as exc:
+        raise ActionInProgress(stack_name=stack.name, action=stack.action) from exc
+
+
+def find_stack_by_id(session: Session, tenant_id: str, stack_id: str) -> Stack | None:
+    """By id, soft-deleted stacks included (as Heat's UUID lookups do)."""
+    return session.scalars(
+        select(Stack).where(Stack.id == stack_id, Stack.tenant_id == tenant_id)).first()
+
+
+def find_live_stack_by_name(session: Session, tenant_id: str, name: str) -> Stack | None:
+    return session.scalars(
+        select(Stack)
+        .where(Stack.tenant_id == tenant_id, Stack.name == name, Stack.deleted_at.is_(None))
+        .order_by(Stack.created_at)
+    ).first()
+
+
+def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
+              *, for_update: bool = False) -> Stack:
+    query = select(Stack).where(Stack.id == stack_id, Stack.tenant_id == tenant_id,
+                                Stack.name == name)
+    if for_update:
+        query = query.with_for_update()
+    stack = session.scalars(query).first()
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=name)
+    return stack
+
+
+def load_stack(session: Session, stack_id: str) -> Stack:
+    """By id alone, for workers (which act for whichever tenant owns the stack)."""
+    stack = session.get(Stack, stack_id)
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=stack_id)
+    return stack
+
+
+SORT_KEYS = {"stack_name": Stack.name, "stack_status": Stack.status,
+             "creation_time": Stack.created_at, "updated_time": Stack.updated_at}
+
+
+def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, list[Any]],
+                show_deleted: bool, limit: int | None, marker: str | None,
+                sort_keys: Sequence[str], sort_dir: str) -> tuple[list[Stack], int]:
+    """One page of stacks and the count of all that match the filters."""
+    query = select(Stack)
+    if tenant_id is not None:
+        query = query.where(Stack.tenant_id == tenant_id)
+    if not show_deleted:
+        query = query.where(Stack.deleted_at.is_(None))
+    columns = {"id": Stack.id, "name": Stack.name, "action": Stack.action,
+               "status": Stack.status, "tenant": Stack.tenant_id}
+    for key, values in filters.items():
+        query = query.where(columns[key].in_(values))
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    keys = [SORT_KEYS[k] for k in sort_keys if k in SORT_KEYS] or [Stack.created_at]
+    descending = sort_dir == "desc" if sort_keys else sort_dir != "asc"
+    order = [k.desc() if descending else k.asc() for k in keys]
+    tiebreak = Stack.id.desc() if descending else Stack.id.asc()
+    if marker:
+        anchor = session.get(Stack, marker)
+        if anchor is not None:
+            query = query.where(_after(keys, anchor, descending))
+    query = query.order_by(*order, tiebreak)
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query)), total
+
+
+def _after(keys: Sequence[Any], anchor: Stack, descending: bool) -> Any:
+    """Keyset condition: rows strictly after ``anchor`` in (keys..., id) order."""
+    values = [getattr(anchor, k.key) for k in keys] + [anchor.id]
+    columns = list(keys) + [Stack.id]
+    if any(v is None for v in values):
+        # NOTE: NULLs do not compare; fall back to a plain id order past the anchor.
+        return Stack.id < anchor.id if descending else Stack.id > anchor.id
+    if len(columns) == 2:
+        first, second = columns
+        if descending:
+            return or_(first < values[0], and_(first == values[0], second < values[1]))
+        return or_(first > values[0], and_(first == values[0], second > values[1]))
+    row = tuple_(*columns)
+    return row < tuple_(*values) if descending else row > tuple_(*values)
+
+
+# --- resources ------------------------------------------------------------------------------
+
+
+def list_resources(session: Session, stack_id: str) -> list[Resource]:
+    return list(session.scalars(
+        select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.name)))
+
+
+def get_resource(session: Session, stack: Stack, name: str) -> Resource:
+    resource = session.scalars(
+        select(Resource).where(Resource.stack_id == stack.id, Resource.name == name)).first()
+    if resource is None:
+        raise EntityNotFound(entity="Resource", name=name)
+    return resource
+
+
+def delete_resources(session: Session, stack_id: str) -> None:
+    session.execute(delete(Resource).where(Resource.stack_id == stack_id))
+
+
+def record_physical_id(session: Session, resource_id: int, physical_id: str,
+                       data: dict[str, Any], now: Now) -> None:
+    session.execute(update(Resource).where(Resource.id == resource_id)
+                    .values(physical_id=physical_id, data=data, updated_at=now))
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+def add_event(session: Session, *, stack_id: str, resource_name: str, physical_resource_id: str,
+              resource_type: str, action: str, status: str, reason: str, now: Now,
+              properties: Any = None) -> Event:
+    event = Event(id=str(uuid.uuid4()), stack_id=stack_id, resource_name=resource_name,
+                  physical_resource_id=physical_resource_id or "",
+                  resource_type=resource_type, action=action, status=status,
+                  # NOTE: Heat's column is 255 characters too; the full text stays in
+                  # the stack or resource status reason.
+                  reason=reason[:255], properties=properties, created_at=now)
+    session.add(event)
+    return event
+
+
+def list_events(session: Session, stack_id: str, *, resource_name: str | None,
+                filters: dict[str, list[str]], limit: int | None, marker: str | None,
+                ascending: bool) -> list[Event]:
+    query = select(Event).where(Event.stack_id == stack_id)
+    if resource_name is not None:
+        query = query.where(Event.resource_name == resource_name)
+    columns = {"resource_status": Event.status, "resource_action": Event.action,
+               "resource_name": Event.resource_name, "resource_type": Event.resource_type}
+    for key, values in filters.items():
+        query = query.where(columns[key].in_(values))
+    if marker:
+        anchor = session.scalar(select(Event.seq).where(Event.id == marker))
+        if anchor is not None:
+            query = query.where(Event.seq > anchor if ascending else Event.seq < anchor)
+    query = query.order_by(Event.seq.asc() if ascending else Event.seq.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query))
+
+
+def find_event(session: Session, stack_id: str, event_id: str) -> Event | None:
+    return session.scalars(
+        select(Event).where(Event.stack_id == stack_id, Event.id == event_id)).first()
+
+
+# --- operations -----------------------------------------------------------------------------
+
+
+def find_unfinished_operation(session: Session, stack_id: str) -> Operation | None:
+    return session.scalars(select(Operation).where(
+        Operation.stack_id == stack_id, Operation.finished_at.is_(None))).first()

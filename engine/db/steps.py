@@ -1,0 +1,116 @@
+"""Step-graph bookkeeping: write a plan as rows, finish or fail a step and release what
+waited on it, and hand the operation to its finisher when no step is left open.
+
+Every change is guarded by the lease (``lease_owner`` and state in the WHERE clause), so
+a worker that lost its lease cannot overwrite what another worker has since done.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from engine.db.models import Operation, Step, StepDependency
+from engine.db.states import (
+    OP_FINISHING,
+    OP_RUNNING,
+    STEP_CANCELLED,
+    STEP_COMPLETE,
+    STEP_FAILED,
+    STEP_OPEN,
+    STEP_READY,
+    STEP_RUNNING,
+    STEP_WAITING,
+)
+
+Now = datetime.datetime
+
+
+def add_steps(session: Session, operation: Operation, action: str,
+              requires: Mapping[str, Sequence[str]]) -> None:
+    """Write one step per resource with its prerequisites; ready ones start READY."""
+    steps = {
+        name: Step(operation_id=operation.id, stack_id=operation.stack_id, resource_name=name,
+                   action=action, prerequisites_left=len(deps),
+                   state=STEP_READY if not deps else STEP_WAITING)
+        for name, deps in requires.items()
+    }
+    session.add_all(steps.values())
+    session.flush()
+    session.add_all(
+        StepDependency(step_id=steps[name].id, prerequisite_id=steps[dep].id)
+        for name, deps in requires.items() for dep in deps
+    )
+    operation.state = OP_RUNNING if steps else OP_FINISHING
+
+
+def save_progress(session: Session, step_id: int, owner: str, token: object,
+                  next_poll_at: Now) -> bool:
+    result = session.execute(
+        update(Step)
+        .where(Step.id == step_id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
+        .values(token=token, started=True, next_poll_at=next_poll_at)
+    )
+    return result.rowcount == 1
+
+
+def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
+    """Mark ``step`` done and make ready the steps waiting only on it."""
+    if not _close(session, step, owner, now, STEP_COMPLETE, None):
+        return False
+    waiting = select(StepDependency.step_id).where(StepDependency.prerequisite_id == step.id)
+    session.execute(update(Step).where(Step.id.in_(waiting))
+                    .values(prerequisites_left=Step.prerequisites_left - 1))
+    session.execute(update(Step).where(Step.id.in_(waiting), Step.state == STEP_WAITING,
+                                       Step.prerequisites_left == 0)
+                    .values(state=STEP_READY))
+    _finish_operation_if_done(session, step.operation_id)
+    return True
+
+
+def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -> bool:
+    """Mark ``step`` failed; steps not yet started will never run."""
+    if not _close(session, step, owner, now, STEP_FAILED, reason):
+        return False
+    operation = session.get(Operation, step.operation_id, with_for_update=True)
+    assert operation is not None
+    if operation.failure_reason is None:
+        operation.failure_reason = reason
+    session.execute(update(Step).where(Step.operation_id == step.operation_id,
+                                       Step.state.in_((STEP_WAITING, STEP_READY)))
+                    .values(state=STEP_CANCELLED, finished_at=now))
+    _finish_operation_if_done(session, step.operation_id)
+    return True
+
+
+def cancel_open_steps(session: Session, operation: Operation, now: Now) -> list[str]:
+    """Close every open step (a timeout); returns the resources that were mid-action."""
+    running = list(session.scalars(select(Step.resource_name).where(
+        Step.operation_id == operation.id, Step.state == STEP_RUNNING)))
+    session.execute(update(Step).where(Step.operation_id == operation.id,
+                                       Step.state.in_(STEP_OPEN))
+                    .values(state=STEP_CANCELLED, lease_owner=None, finished_at=now))
+    return running
+
+
+def _close(session: Session, step: Step, owner: str, now: Now, state: str,
+           reason: str | None) -> bool:
+    result = session.execute(
+        update(Step)
+        .where(Step.id == step.id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
+        .values(state=state, failure_reason=reason, finished_at=now, lease_owner=None,
+                lease_expires_at=None)
+    )
+    return result.rowcount == 1
+
+
+def _finish_operation_if_done(session: Session, operation_id: str) -> None:
+    still_open = session.scalar(select(func.count()).select_from(Step).where(
+        Step.operation_id == operation_id, Step.state.in_(STEP_OPEN)))
+    if not still_open:
+        session.execute(update(Operation).where(Operation.id == operation_id,
+                                                Operation.state == OP_RUNNING)
+                        .values(state=OP_FINISHING))

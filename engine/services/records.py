@@ -1,0 +1,97 @@
+"""Frozen read models handed to the API and the CLI; ORM objects never leave services/."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class TenantRecord:
+    id: str
+    name: str
+    created_at: datetime.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenRecord:
+    id: str
+    tenant_id: str
+    role: str
+    created_at: datetime.datetime
+    last_used_at: datetime.datetime | None
+    revoked_at: datetime.datetime | None
+
+
+@dataclasses.dataclass(frozen=True)
+class IssuedToken:
+    """A new token: ``secret`` is shown once and never stored."""
+
+    token: TokenRecord
+    secret: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Principal:
+    token_id: str
+    tenant_id: str
+    role: str
+
+
+@dataclasses.dataclass(frozen=True)
+class StackRecord:
+    id: str
+    name: str
+    tenant_id: str
+    action: str
+    status: str
+    status_reason: str
+    description: str
+    template_description: str
+    parameters: dict[str, Any]  # stringified, hidden ones masked, pseudo ones included
+    outputs: list[dict[str, Any]] | None
+    tags: list[str]
+    disable_rollback: bool
+    timeout_mins: int | None
+    owner: str
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+    deleted_at: datetime.datetime | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceRecord:
+    name: str
+    type: str
+    action: str
+    status: str
+    status_reason: str
+    physical_id: str
+    required_by: list[str]
+    description: str
+    attributes: dict[str, Any]
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+
+
+@dataclasses.dataclass(frozen=True)
+class EventRecord:
+    id: str
+    resource_name: str
+    physical_resource_id: str
+    resource_type: str
+    action: str
+    status: str
+    reason: str
+    properties: dict[str, Any]
+    created_at: datetime.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceTypeRecord:
+    name: str
+    description: str
+    properties: dict[str, Any]
+    attributes: dict[str, Any]
+    support_version: str

@@ -1,0 +1,432 @@
+"""Stack use-cases for the API and the CLI: validate and accept requests, and reads.
+
+A write stores the stack, its operation and its first event in one transaction and
+returns; workers do the rest. Reads turn rows into records with hidden parameters masked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.models import Event, Operation, Resource, Stack
+from engine.db.session import Database
+from engine.db.states import OP_PENDING
+from engine.errors import (
+    ActionInProgress,
+    BadRequest,
+    EntityNotFound,
+    InvalidFilter,
+    OutputNotFound,
+    RequestLimitExceeded,
+    ResourceNotFound,
+    StackValidationFailed,
+)
+from engine.ir.build import build_from_document, pseudo_parameters
+from engine.ir.model import ResolvedStack
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.records import (
+    EventRecord,
+    ResourceRecord,
+    ResourceTypeRecord,
+    StackRecord,
+)
+from engine.template.parameters import masked
+from engine.template.parse import document
+
+Clock = Callable[[], datetime.datetime]
+NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
+STACK_TYPE = "OS::Heat::Stack"
+ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
+                        "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
+STACK_FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status",
+                 "stack_status": "status", "action": "action", "stack_action": "action"}
+RESOURCE_FILTERS = {"type", "status", "name", "action", "id", "physical_resource_id",
+                    "nested_depth", "with_detail"}
+EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
+
+
+@dataclasses.dataclass(frozen=True)
+class StackLimits:
+    max_template_bytes: int = 524288
+    max_resources_per_stack: int = 1000
+    default_timeout_seconds: int = 3600
+
+
+@dataclasses.dataclass(frozen=True)
+class StackQuery:
+    filters: Mapping[str, list[str]] = dataclasses.field(default_factory=dict)
+    show_deleted: bool = False
+    limit: int | None = None
+    marker: str | None = None
+    sort_keys: tuple[str, ...] = ()
+    sort_dir: str = "desc"
+    all_tenants: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class EventQuery:
+    filters: Mapping[str, list[str]] = dataclasses.field(default_factory=dict)
+    limit: int | None = None
+    marker: str | None = None
+    ascending: bool = False
+
+
+class StackService:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, limits: StackLimits,
+                 clock: Clock) -> None:
+        self._db = db
+        self._registry = registry
+        self._limits = limits
+        self._clock = clock
+
+    # --- writes -------------------------------------------------------------------------
+
+    def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
+        name = body.get("stack_name")
+        if not name:
+            raise BadRequest(reason="No stack name specified")
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
+            raise StackValidationFailed(
+                reason=f'Invalid stack name {name} must contain only alphanumeric or "_-." '
+                       "characters, must start with alpha and must be 255 characters or less.")
+        if body.get("adopt_stack_data") is not None:
+            raise BadRequest(reason="Stack Adopt is not supported by Kiln yet.")
+        template = body.get("template")
+        if template is None:
+            raise BadRequest(reason="No template specified")
+        template_text = template if isinstance(template, str) else None
+        size = len((template_text or json.dumps(template)).encode())
+        if size > self._limits.max_template_bytes:
+            raise RequestLimitExceeded(
+                reason=f"Template size ({size} bytes) exceeds maximum allowed size "
+                       f"({self._limits.max_template_bytes} bytes).")
+        doc = document(template)
+        parameters = _parameters(body)
+        timeout_mins = _timeout(body.get("timeout_mins"))
+        stack_id = str(uuid.uuid4())
+        ir = build_from_document(doc, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
+                                 self._registry.get)
+        if len(ir.resources) > self._limits.max_resources_per_stack:
+            raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
+        now = self._clock()
+        timeout = timeout_mins * 60 if timeout_mins else self._limits.default_timeout_seconds
+        stack = Stack(
+            id=stack_id, tenant_id=ctx.tenant_id, name=name, action="CREATE",
+            status="IN_PROGRESS", status_reason="Stack CREATE started",
+            description=ir.description, template=doc.data, template_text=template_text,
+            parameters=parameters, environment=_environment(body), files=body.get("files") or {},
+            outputs=None, tags=_tags(body.get("tags")),
+            disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
+            timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
+        operation = _operation(stack_id, "CREATE", now, timeout)
+        event = _stack_event(stack, "CREATE", "IN_PROGRESS", "Stack CREATE started", now)
+        with self._db.transaction() as session:
+            queries.add_stack_with_operation(session, stack, operation, event)
+            return self._record(ir, stack)
+
+    def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            if stack.status == "IN_PROGRESS":
+                raise ActionInProgress(stack_name=stack.name, action=stack.action)
+            queries.add_operation(session, stack, _operation(
+                stack.id, "DELETE", now,
+                (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds))
+            stack.action, stack.status = "DELETE", "IN_PROGRESS"
+            stack.status_reason = "Stack DELETE started"
+            session.add(_stack_event(stack, "DELETE", "IN_PROGRESS", "Stack DELETE started", now))
+
+    # --- stack reads --------------------------------------------------------------------
+
+    def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
+        """(name, id) of a stack named by id (deleted ones too) or by live name."""
+        with self._db.transaction() as session:
+            stack = None
+            if _is_uuid(name_or_id):
+                stack = queries.find_stack_by_id(session, ctx.tenant_id, name_or_id)
+            if stack is None:
+                stack = queries.find_live_stack_by_name(session, ctx.tenant_id, name_or_id)
+            if stack is None:
+                raise EntityNotFound(entity="Stack", name=name_or_id)
+            return stack.name, stack.id
+
+    def get(self, ctx: RequestContext, name: str, stack_id: str) -> StackRecord:
+        with self._db.transaction() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            return self._record(self._ir(stack), stack)
+
+    def list(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
+        filters: dict[str, list[Any]] = {}
+        for key, values in query.filters.items():
+            column = STACK_FILTERS.get(key)
+            if column is None:
+                continue  # Heat ignores unknown keys on this list
+            if column == "status":
+                for value in values:
+                    if value in ("COMPLETE", "FAILED", "IN_PROGRESS"):
+                        filters.setdefault("status", []).append(value)
+                    else:
+                        action, status = _split_status(value)
+                        filters.setdefault("action", []).append(action)
+                        filters.setdefault("status", []).append(status)
+            else:
+                filters.setdefault(column, []).extend(values)
+        with self._db.transaction() as session:
+            rows, total = queries.list_stacks(
+                session, None if query.all_tenants else ctx.tenant_id, filters=filters,
+                show_deleted=query.show_deleted, limit=query.limit, marker=query.marker,
+                sort_keys=query.sort_keys, sort_dir=query.sort_dir)
+            return [self._record(None, row) for row in rows], total
+
+    def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
+        with self._db.transaction() as session:
+            return self._stack(session, ctx, name, stack_id).template
+
+    def list_outputs(self, ctx: RequestContext, name: str, stack_id: str
+                     ) -> list[dict[str, Any]]:
+        return list(self.get(ctx, name, stack_id).outputs or [])
+
+    def get_output(self, ctx: RequestContext, name: str, stack_id: str, key: str
+                   ) -> dict[str, Any]:
+        for output in self.list_outputs(ctx, name, stack_id):
+            if output["output_key"] == key:
+                return output
+        raise OutputNotFound(key=key)
+
+    # --- resources and events -----------------------------------------------------------
+
+    def list_resources(self, ctx: RequestContext, name: str, stack_id: str,
+                       filters: Mapping[str, list[str]]) -> list[ResourceRecord]:
+        unknown = sorted(set(filters) - RESOURCE_FILTERS)
+        if unknown:
+            raise InvalidFilter(keys=unknown)
+        with self._db.transaction() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            rows = queries.list_resources(session, stack.id)
+            records = _resource_records(rows, self._ir(stack))
+        return [r for r in records if _resource_matches(r, filters)]
+
+    def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str
+                     ) -> ResourceRecord:
+        for record in self.list_resources(ctx, name, stack_id, {}):
+            if record.name == resource:
+                return record
+        raise ResourceNotFound(resource_name=resource, stack_name=name)
+
+    def list_events(self, ctx: RequestContext, name: str, stack_id: str, query: EventQuery,
+                    resource_name: str | None = None) -> list[EventRecord]:
+        unknown = sorted(set(query.filters) - EVENT_FILTERS)
+        if unknown:
+            raise InvalidFilter(keys=unknown)
+        with self._db.transaction() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            rows = queries.list_events(session, stack.id, resource_name=resource_name,
+                                       filters=dict(query.filters), limit=query.limit,
+                                       marker=query.marker, ascending=query.ascending)
+            return [_event(row) for row in rows]
+
+    def get_event(self, ctx: RequestContext, name: str, stack_id: str, resource_name: str,
+                  event_id: str) -> EventRecord:
+        with self._db.transaction() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            row = queries.find_event(session, stack.id, event_id)
+            if row is None or row.resource_name != resource_name:
+                raise EntityNotFound(entity="Event", name=event_id)
+            return _event(row)
+
+    # --- resource types -----------------------------------------------------------------
+
+    def list_resource_types(self) -> list[ResourceTypeRecord]:
+        return [self.get_resource_type(name) for name in self._registry.names()]
+
+    def get_resource_type(self, type_name: str) -> ResourceTypeRecord:
+        cls = self._registry.find(type_name)
+        if cls is None:
+            raise EntityNotFound(entity="Resource Type", name=type_name)
+        return ResourceTypeRecord(
+            name=type_name, description=cls.describe(),
+            properties={k: v.describe() for k, v in cls.properties_schema.items()},
+            attributes={k: v.describe() for k, v in cls.attributes_schema.items()},
+            support_version=cls.support_version)
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _stack(self, session: Any, ctx: RequestContext, name: str, stack_id: str) -> Stack:
+        if not _is_uuid(stack_id):
+            raise EntityNotFound(entity="Stack", name=name)
+        return queries.get_stack(session, ctx.tenant_id, name, stack_id)
+
+    def _ir(self, stack: Stack) -> ResolvedStack | None:
+        try:
+            doc = document(stack.template_text if stack.template_text else stack.template)
+            return build_from_document(doc, stack.parameters,
+                                       pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                                       self._registry.get)
+        except StackValidationFailed:
+            return None  # a type uninstalled since: show the stack without its schema
+
+    def _record(self, ir: ResolvedStack | None, stack: Stack) -> StackRecord:
+        parameters: dict[str, Any] = {}
+        if ir is not None:
+            shown = masked(ir.parameter_schemas, ir.parameters)
+            parameters = {k: _stringify(v) for k, v in shown.items()}
+        description = stack.description or "No description"
+        return StackRecord(
+            id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
+            status=stack.status, status_reason=stack.status_reason, description=description,
+            template_description=description, parameters=parameters,
+            outputs=None if stack.deleted_at else (stack.outputs or []),
+            tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
+            timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
+            updated_at=stack.updated_at, deleted_at=stack.deleted_at)
+
+
+def _operation(stack_id: str, action: str, now: datetime.datetime, timeout: int) -> Operation:
+    return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action, state=OP_PENDING,
+                     attempt=0, created_at=now,
+                     deadline_at=now + datetime.timedelta(seconds=timeout))
+
+
+def _stack_event(stack: Stack, action: str, status: str, reason: str,
+                 now: datetime.datetime) -> Event:
+    return Event(id=str(uuid.uuid4()), stack_id=stack.id, resource_name=stack.name,
+                 physical_resource_id=stack.id, resource_type=STACK_TYPE, action=action,
+                 status=status, reason=reason, created_at=now)
+
+
+def _parameters(body: Mapping[str, Any]) -> dict[str, Any]:
+    params = body.get("parameters") or {}
+    if not isinstance(params, Mapping):
+        raise BadRequest(reason="parameters must be a map")
+    env = _environment(body)
+    merged = dict(env.get("parameters") or {})
+    merged.update(params)
+    return merged
+
+
+def _environment(body: Mapping[str, Any]) -> dict[str, Any]:
+    env = body.get("environment") or {}
+    if isinstance(env, str):
+        env = document(env, "environment").data or {}
+    if not isinstance(env, Mapping):
+        raise BadRequest(reason="environment must be a map")
+    for section, value in env.items():
+        if section not in ENVIRONMENT_SECTIONS:
+            raise BadRequest(reason=f'environment has wrong section "{section}"')
+        if section not in ("parameters",) and value:
+            raise BadRequest(reason=f'The environment section "{section}" is not supported by '
+                                    "Kiln yet.")
+    if body.get("environment_files"):
+        raise BadRequest(reason="environment_files are not supported by Kiln yet.")
+    return dict(env)
+
+
+def _timeout(value: Any) -> int | None:
+    if value in (None, "", 0):
+        return None
+    try:
+        minutes = int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(reason="Only integer is acceptable by 'timeout_mins'.") from None
+    if minutes < 0 or isinstance(value, bool):
+        raise BadRequest(reason="Only integer is acceptable by 'timeout_mins'.")
+    return minutes or None
+
+
+def _bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
+                            "are: true, false.")
+
+
+def _tags(value: Any) -> list[str]:
+    if not value:
+        return []
+    tags = value.split(",") if isinstance(value, str) else list(value)
+    tags = [str(t).strip() for t in tags if str(t).strip()]
+    if any(len(t) > 80 for t in tags):
+        raise BadRequest(reason="A tag must be 80 characters or less.")
+    return tags
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _split_status(value: str) -> tuple[str, str]:
+    if value.endswith("_IN_PROGRESS"):
+        return value[: -len("_IN_PROGRESS")], "IN_PROGRESS"
+    action, _, status = value.rpartition("_")
+    return action, status
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value.lower()
+    except ValueError:
+        return False
+
+
+def _resource_records(rows: list[Resource], ir: ResolvedStack | None) -> list[ResourceRecord]:
+    required_by: dict[str, list[str]] = {row.name: [] for row in rows}
+    for row in rows:
+        for dep in row.requires or []:
+            required_by.setdefault(dep, []).append(row.name)
+    return [
+        ResourceRecord(
+            name=row.name, type=row.type, action=row.action, status=row.status,
+            status_reason=row.status_reason or "", physical_id=row.physical_id or "",
+            required_by=sorted(required_by.get(row.name, [])),
+            description=ir.resources[row.name].description
+            if ir and row.name in ir.resources else "",
+            attributes={}, created_at=row.created_at, updated_at=row.updated_at)
+        for row in rows
+    ]
+
+
+def _resource_matches(record: ResourceRecord, filters: Mapping[str, list[str]]) -> bool:
+    for key, values in filters.items():
+        if key in ("nested_depth", "with_detail"):
+            continue
+        if key == "type" and not any(v in record.type for v in values):
+            return False
+        if key == "name" and record.name not in values:
+            return False
+        if key == "action" and record.action not in values:
+            return False
+        if key == "physical_resource_id" and record.physical_id not in values:
+            return False
+        if key == "status" and not any(
+                v in (record.status, f"{record.action}_{record.status}") for v in values):
+            return False
+    return True
+
+
+def _event(row: Event) -> EventRecord:
+    return EventRecord(id=row.id, resource_name=row.resource_name,
+                       physical_resource_id=row.physical_resource_id,
+                       resource_type=row.resource_type, action=row.action, status=row.status,
+                       reason=row.reason, properties=dict(row.properties or {}),
+                       created_at=row.created_at)

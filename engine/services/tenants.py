@@ -1,0 +1,95 @@
+"""Tenants and tokens: creation, hashing, authentication.
+
+A token is 32 random bytes (URL-safe base64) shown once; the database keeps only its
+sha256. A random secret of that size cannot be guessed, so a slow password hash would add
+latency to every request without adding safety.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import secrets
+from collections.abc import Callable
+
+from engine.context import ROLES
+from engine.db import queries
+from engine.db.models import Tenant, Token
+from engine.db.session import Database
+from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound
+from engine.services.records import IssuedToken, Principal, TenantRecord, TokenRecord
+
+Clock = Callable[[], datetime.datetime]
+# NOTE: writing last_used_at on every request would make every read a write (and
+# serialise reads on SQLite); a minute's precision is what an operator needs.
+LAST_USED_PRECISION = datetime.timedelta(minutes=1)
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class TenantService:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    def create_tenant(self, name: str) -> TenantRecord:
+        if not name or len(name) > 255:
+            raise BadRequest(reason="A tenant name must be 1 to 255 characters long.")
+        with self._db.transaction() as session:
+            return _tenant(queries.add_tenant(session, name, self._clock()))
+
+    def find_tenant(self, name_or_id: str) -> TenantRecord | None:
+        with self._db.transaction() as session:
+            tenant = queries.find_tenant(session, name_or_id)
+            return _tenant(tenant) if tenant else None
+
+    def list_tenants(self) -> list[TenantRecord]:
+        with self._db.transaction() as session:
+            return [_tenant(t) for t in queries.list_tenants(session)]
+
+    def create_token(self, tenant: str, role: str) -> IssuedToken:
+        if role not in ROLES:
+            raise BadRequest(reason=f"Unknown role {role}; use one of {', '.join(ROLES)}.")
+        secret = secrets.token_urlsafe(32)
+        with self._db.transaction() as session:
+            owner = queries.get_tenant(session, tenant)
+            token = queries.add_token(session, owner.id, role, hash_token(secret), self._clock())
+            return IssuedToken(_token(token), secret)
+
+    def list_tokens(self, tenant: str) -> list[TokenRecord]:
+        with self._db.transaction() as session:
+            owner = queries.get_tenant(session, tenant)
+            return [_token(t) for t in queries.list_tokens(session, owner.id)]
+
+    def is_live(self, secret: str) -> bool:
+        with self._db.transaction() as session:
+            return queries.find_live_token(session, hash_token(secret)) is not None
+
+    def authenticate(self, secret: str | None) -> Principal:
+        if not secret:
+            raise AuthenticationRequired(reason="no X-Auth-Token header was sent")
+        now = self._clock()
+        with self._db.transaction() as session:
+            token = queries.find_live_token(session, hash_token(secret))
+            if token is None:
+                raise AuthenticationRequired(reason="the token is not valid")
+            if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
+                token.last_used_at = now
+            return Principal(token.id, token.tenant_id, token.role)
+
+    def get_tenant(self, name_or_id: str) -> TenantRecord:
+        record = self.find_tenant(name_or_id)
+        if record is None:
+            raise EntityNotFound(entity="Tenant", name=name_or_id)
+        return record
+
+
+def _tenant(row: Tenant) -> TenantRecord:
+    return TenantRecord(row.id, row.name, row.created_at)
+
+
+def _token(row: Token) -> TokenRecord:
+    return TokenRecord(row.id, row.tenant_id, row.role, row.created_at, row.last_used_at,
+                       row.revoked_at)

@@ -1,0 +1,156 @@
+"""The worker loop: claim operations and steps, heartbeat, poll, stop gracefully.
+
+One thread drives many steps. A waiting step is an entry in ``self._held`` with the time of
+its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from engine.db import leases
+from engine.db.models import Step, Worker
+from engine.db.session import Database
+from engine.errors import DatabaseUnavailable
+from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.operation import OperationDriver
+from engine.worker.step import HeldStep, StepRunner
+
+LOG = logging.getLogger(__name__)
+Clock = Callable[[], datetime.datetime]
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSettings:
+    max_parallel_steps: int = 64
+    lease_seconds: float = 30.0
+    heartbeat_interval_seconds: float = 5.0
+    idle_poll_seconds: float = 0.2
+    max_step_poll_seconds: float = 1.0
+    operations_per_tick: int = 4
+
+
+class WorkerLoop:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, settings: WorkerSettings,
+                 *, host: str, clock: Clock = utcnow,
+                 sleep: Callable[[float], object] = time.sleep) -> None:
+        self.id = str(uuid.uuid4())
+        self._db = db
+        self._settings = settings
+        self._host = host
+        self._clock = clock
+        self._sleep = sleep
+        self._held: dict[int, HeldStep] = {}
+        self._last_heartbeat = 0.0
+        self._operations = OperationDriver(db, registry, self.id, clock)
+        self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def register(self) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            leases.register_worker(session, Worker(id=self.id, host=self._host, pid=os.getpid(),
+                                                   started_at=now, heartbeat_at=now))
+        self._last_heartbeat = now.timestamp()
+
+    def run(self, stop: threading.Event) -> None:
+        """Work until ``stop`` is set, then hand back what is held and return."""
+        self.register()
+        LOG.info("worker %s started on %s", self.id, self._host)
+        while not stop.is_set():
+            try:
+                busy = self.run_once()
+            except DatabaseUnavailable as exc:
+                LOG.warning("database unavailable, retrying: %s", exc.message)
+                busy = False
+            if not busy:
+                stop.wait(self._idle_wait())
+        self.hand_back()
+        LOG.info("worker %s stopped", self.id)
+
+    def run_once(self) -> bool:
+        """One tick: heartbeat, operations, new steps, due polls. True if it did work."""
+        now = self._clock()
+        self._heartbeat_if_due(now)
+        busy = self._advance_operations(now)
+        busy |= self._claim_steps(now)
+        busy |= self._poll_due()
+        return busy
+
+    def hand_back(self) -> None:
+        """Graceful stop: expire our step leases now so another worker resumes them."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            for step_id in list(self._held):
+                step = session.get(Step, step_id)
+                if step is not None and step.lease_owner == self.id:
+                    step.lease_expires_at = now - datetime.timedelta(seconds=1)
+            leases.heartbeat_worker(session, self.id, now, stopped=True)
+        self._held.clear()
+
+    @property
+    def held_count(self) -> int:
+        return len(self._held)
+
+    # --- pieces ------------------------------------------------------------------------------
+
+    def _heartbeat_if_due(self, now: datetime.datetime) -> None:
+        if now.timestamp() - self._last_heartbeat < self._settings.heartbeat_interval_seconds:
+            return
+        with self._db.transaction() as session:
+            kept = leases.renew_steps(session, self.id, list(self._held), now,
+                                      self._settings.lease_seconds)
+            leases.heartbeat_worker(session, self.id, now)
+        for lost in set(self._held) - kept:
+            LOG.warning("worker %s lost the lease of step %s", self.id, lost)
+            del self._held[lost]
+        self._last_heartbeat = now.timestamp()
+
+    def _advance_operations(self, now: datetime.datetime) -> bool:
+        with self._db.transaction() as session:
+            claimed = [op.id for op in leases.claim_operations(
+                session, self.id, now, self._settings.lease_seconds,
+                self._settings.operations_per_tick)]
+        for operation_id in claimed:
+            self._operations.advance(operation_id)
+        return bool(claimed)
+
+    def _claim_steps(self, now: datetime.datetime) -> bool:
+        free = self._settings.max_parallel_steps - len(self._held)
+        if free <= 0:
+            return False
+        with self._db.transaction() as session:
+            claimed = [step.id for step in leases.claim_steps(
+                session, self.id, now, self._settings.lease_seconds, free)]
+        for step_id in claimed:
+            held = self._steps.start(step_id)
+            if held is not None:
+                self._held[step_id] = held
+        return bool(claimed)
+
+    def _poll_due(self) -> bool:
+        now = self._clock().timestamp()
+        due = [held for held in self._held.values() if held.next_poll_at <= now]
+        for held in due:
+            if self._steps.poll(held):
+                self._held.pop(held.step_id, None)
+        return bool(due)
+
+    def _idle_wait(self) -> float:
+        wait = self._settings.idle_poll_seconds
+        if self._held:
+            soonest = min(held.next_poll_at for held in self._held.values())
+            wait = min(wait, max(0.0, soonest - self._clock().timestamp()))
+        return wait

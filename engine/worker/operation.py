@@ -1,0 +1,139 @@
+"""Drives one operation through its phases: plan (write steps), time out, finish.
+
+Each phase runs in one transaction under the operation lease, so a worker that dies
+mid-phase leaves nothing half-written: the lease expires and another worker redoes it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from engine.db import queries, steps
+from engine.db.leases import release_operation
+from engine.db.models import Operation, Resource as ResourceRow, Stack
+from engine.db.session import Database
+from engine.db.states import OP_COMPLETE, OP_FAILED, OP_FINISHING, OP_PENDING, OP_RUNNING
+from engine.errors import KilnError
+from engine.ir.model import ResolvedStack
+from engine.ir.plan import CREATE, DELETE, StoredResource as PlannedResource
+from engine.ir.plan import plan_create, plan_delete
+from engine.resources.registry import ResourceTypeRegistry
+from engine.template.functions import resolve
+from engine.template.parameters import hidden_values, redact
+from engine.worker.state import StoredResource, StoredScope, stack_ir
+from engine.worker.step import StepRuntime
+
+LOG = logging.getLogger(__name__)
+Clock = Callable[[], datetime.datetime]
+STACK_TYPE = "OS::Heat::Stack"
+
+
+class OperationDriver:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
+                 clock: Clock) -> None:
+        self._db = db
+        self._registry = registry
+        self._owner = owner
+        self._clock = clock
+
+    def advance(self, operation_id: str) -> None:
+        """Do whichever phase the claimed operation is in, then release it."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                return
+            stack = queries.load_stack(session, operation.stack_id)
+            if operation.state == OP_PENDING:
+                self._plan(session, operation, stack, now)
+            elif operation.state == OP_RUNNING and operation.deadline_at <= now:
+                self._time_out(session, operation, stack, now)
+            if operation.state == OP_FINISHING:
+                self._finish(session, operation, stack, now)
+            release_operation(session, operation)
+
+    # --- phases -------------------------------------------------------------------------
+
+    def _plan(self, session: Any, operation: Operation, stack: Stack,
+              now: datetime.datetime) -> None:
+        if operation.action == DELETE:
+            stored = {row.name: PlannedResource(row.name, frozenset(row.requires or ()))
+                      for row in queries.list_resources(session, stack.id)}
+            plan = plan_delete(stored)
+        else:
+            try:
+                ir = stack_ir(stack, self._registry)
+            except KilnError as exc:
+                # The template was valid when accepted; a type uninstalled since is the
+                # usual cause. Fail the operation rather than the worker.
+                operation.failure_reason = f"Resource {operation.action} failed: {exc}"
+                operation.state = OP_FINISHING
+                return
+            for name, node in ir.resources.items():
+                session.add(ResourceRow(
+                    stack_id=stack.id, name=name, type=node.type_name, action="INIT",
+                    status="COMPLETE", status_reason="", physical_id=None, properties=None,
+                    data={}, requires=sorted(node.requires), created_at=now, updated_at=now))
+            plan = plan_create(ir)
+        steps.add_steps(session, operation, plan.action,
+                        {step.resource: sorted(step.requires) for step in plan.steps})
+
+    def _time_out(self, session: Any, operation: Operation, stack: Stack,
+                  now: datetime.datetime) -> None:
+        for name in steps.cancel_open_steps(session, operation, now):
+            row = queries.get_resource(session, stack, name)
+            reason = f"{operation.action} aborted"
+            row.status, row.status_reason, row.updated_at = "FAILED", reason, now
+            queries.add_event(session, stack_id=stack.id, resource_name=name,
+                              physical_resource_id=row.physical_id or "",
+                              resource_type=row.type, action=row.action, status="FAILED",
+                              reason=reason, now=now)
+        operation.failure_reason = f"{operation.action.capitalize()} timed out"
+        operation.state = OP_FINISHING
+
+    def _finish(self, session: Any, operation: Operation, stack: Stack,
+                now: datetime.datetime) -> None:
+        failed = operation.failure_reason is not None
+        action = operation.action
+        if action == CREATE:
+            stack.outputs = self._outputs(session, stack)
+        if failed:
+            status, reason = "FAILED", operation.failure_reason or ""
+        else:
+            status, reason = "COMPLETE", f"Stack {action} completed successfully"
+            if action == DELETE:
+                queries.delete_resources(session, stack.id)
+                stack.deleted_at = now
+                stack.outputs = None
+        stack.action, stack.status, stack.status_reason = action, status, reason
+        queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
+                          physical_resource_id=stack.id, resource_type=STACK_TYPE,
+                          action=action, status=status, reason=reason, now=now)
+        operation.state = OP_FAILED if failed else OP_COMPLETE
+        operation.finished_at = now
+        LOG.info("stack %s %s %s", stack.id, action, status)
+
+    def _outputs(self, session: Any, stack: Stack) -> list[dict[str, Any]]:
+        """Resolve every output now; an output that fails carries ``output_error``."""
+        try:
+            ir: ResolvedStack = stack_ir(stack, self._registry)
+        except KilnError:
+            return []
+        rows = {row.name: row for row in queries.list_resources(session, stack.id)}
+        scope = StoredScope(
+            ir, {name: StoredResource.of(row) for name, row in rows.items()}, self._registry,
+            lambda name: StepRuntime(self._db, self._clock, stack, rows[name].id, name))
+        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        outputs = []
+        for name, output in ir.outputs.items():
+            item: dict[str, Any] = {"output_key": name, "description": output.description}
+            try:
+                item["output_value"] = redact(resolve(output.value, scope), secrets)
+            except Exception as exc:  # noqa: BLE001 -- a broken output must not fail the stack
+                item["output_value"] = None
+                item["output_error"] = redact(str(exc), secrets)
+            outputs.append(item)
+        return outputs

@@ -1,0 +1,72 @@
+"""Read-side helpers of the worker: the IR of a stored stack and a scope over stored
+resources, so properties and outputs evaluate against what really exists."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.db.models import Resource as ResourceRow
+from engine.db.models import Stack
+from engine.ir.build import build_from_document, pseudo_parameters
+from engine.ir.model import ResolvedStack
+from engine.resources.base import Resource
+from engine.resources.registry import ResourceTypeRegistry
+from engine.template.parse import document
+
+RuntimeFactory = Callable[[str], Any]
+
+
+def stack_ir(stack: Stack, registry: ResourceTypeRegistry) -> ResolvedStack:
+    doc = document(stack.template_text if stack.template_text else stack.template)
+    return build_from_document(doc, stack.parameters,
+                               pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                               registry.get)
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredResource:
+    """A snapshot of a resource row, safe to keep after its transaction ends."""
+
+    id: int
+    name: str
+    type: str
+    physical_id: str | None
+    properties: Mapping[str, Any] | None
+    data: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, row: ResourceRow) -> StoredResource:
+        return cls(row.id, row.name, row.type, row.physical_id, row.properties,
+                   dict(row.data or {}))
+
+
+class StoredScope:
+    """Answers get_param, get_resource and get_attr from the IR and stored resources."""
+
+    def __init__(self, ir: ResolvedStack, resources: Mapping[str, StoredResource],
+                 registry: ResourceTypeRegistry, runtime_for: RuntimeFactory) -> None:
+        self._ir = ir
+        self._resources = resources
+        self._registry = registry
+        self._runtime_for = runtime_for
+
+    def param(self, name: str) -> Any:
+        return self._ir.parameters[name]
+
+    def reference_id(self, resource: str) -> Any:
+        instance = self._instance(resource)
+        return instance.get_reference_id() if instance else None
+
+    def attribute(self, resource: str, attribute: str) -> Any:
+        instance = self._instance(resource)
+        return instance.get_attribute(attribute) if instance else None
+
+    def _instance(self, name: str) -> Resource | None:
+        stored = self._resources.get(name)
+        if stored is None or stored.properties is None:
+            return None  # never created: Heat resolves such references to null
+        cls = self._registry.get(stored.type)
+        return cls(name, stored.properties, self._runtime_for(name),
+                   physical_id=stored.physical_id, data=dict(stored.data))

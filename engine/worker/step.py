@@ -1,0 +1,233 @@
+"""Runs one step: prepare the resource, call its handler, poll, record state and events.
+
+Handlers run outside any transaction (a slow backend call must not hold SQLite's single
+write lock), and every write after them is guarded by the step lease: a worker that lost
+its lease discards its result instead of overwriting another worker's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.db import queries, steps
+from engine.db.models import Resource as ResourceRow
+from engine.db.models import Stack, Step
+from engine.db.session import Database
+from engine.db.states import STEP_RUNNING
+from engine.errors import KilnError
+from engine.ir.build import properties_for_runtime
+from engine.resources.base import CREATE, DELETE, Resource, action_methods
+from engine.resources.registry import ResourceTypeRegistry
+from engine.template.parameters import hidden_values, redact
+from engine.worker.state import StoredResource, StoredScope, stack_ir
+
+LOG = logging.getLogger(__name__)
+Clock = Callable[[], datetime.datetime]
+FIRST_POLL_SECONDS = 0.05
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+
+
+class LeaseLost(Exception):
+    """Another worker owns the step now; drop it without writing."""
+
+
+class StepRuntime:
+    """The ``engine.resources.base.Runtime`` a resource instance gets from the worker."""
+
+    def __init__(self, db: Database, clock: Clock, stack: Stack, row_id: int,
+                 resource_name: str) -> None:
+        self._db = db
+        self._clock = clock
+        self._row_id = row_id
+        self.stack_id = stack.id
+        self.stack_name = stack.name
+        self.tenant_id = stack.tenant_id
+        self.resource_key = f"{stack.id}/{resource_name}/{row_id}"
+
+    def now(self) -> float:
+        return self._clock().timestamp()
+
+    def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
+        with self._db.transaction() as session:
+            queries.record_physical_id(session, self._row_id, physical_id, dict(data),
+                                       self._clock())
+
+
+@dataclasses.dataclass
+class HeldStep:
+    step_id: int
+    operation_id: str
+    stack_id: str
+    resource_name: str
+    resource_type: str
+    action: str
+    instance: Resource
+    secrets: tuple[str, ...]
+    token: Any = None
+    needs_start: bool = True
+    next_poll_at: float = 0.0
+    interval: float = FIRST_POLL_SECONDS
+    saved_data: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class StepRunner:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
+                 clock: Clock, max_poll_seconds: float) -> None:
+        self._db = db
+        self._registry = registry
+        self._owner = owner
+        self._clock = clock
+        self._max_poll = max_poll_seconds
+
+    # --- entry points used by the loop ---------------------------------------------------
+
+    def start(self, step_id: int) -> HeldStep | None:
+        """Prepare a claimed step and start its action; None when it is already closed."""
+        try:
+            held = self._prepare(step_id)
+            if held is None:
+                return None
+            if held.needs_start:
+                start, _ = action_methods(held.instance, held.action)
+                held.token = start()
+                held.needs_start = False
+                with self._db.transaction() as session:
+                    self._save(session, held)
+            return None if self.poll(held) else held
+        except LeaseLost:
+            return None
+
+    def poll(self, held: HeldStep) -> bool:
+        """Ask whether the action finished; True when the step is closed (or lost)."""
+        try:
+            _, check = action_methods(held.instance, held.action)
+            try:
+                done = check(held.token)
+            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                self._fail(held, exc)
+                return True
+            if done:
+                self._complete(held)
+                return True
+            now = self._clock().timestamp()
+            held.interval = min(held.interval * 2, self._max_poll)
+            held.next_poll_at = now + held.interval
+            if dict(held.instance.data) != held.saved_data:
+                with self._db.transaction() as session:
+                    self._save(session, held)
+            return False
+        except LeaseLost:
+            return True
+
+    # --- the three writes -----------------------------------------------------------------
+
+    def _prepare(self, step_id: int) -> HeldStep | None:
+        now = self._clock()
+        failure: Exception | None = None
+        with self._db.transaction() as session:
+            step = session.get(Step, step_id)
+            if step is None or step.lease_owner != self._owner or step.state != STEP_RUNNING:
+                return None
+            stack = queries.load_stack(session, step.stack_id)
+            rows = {row.name: row for row in queries.list_resources(session, stack.id)}
+            row = rows[step.resource_name]
+            ir = stack_ir(stack, self._registry)
+            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+            cls = self._registry.get(row.type)
+            runtime = self._runtime_factory(stack, rows)
+            if step.action == DELETE and row.properties is None and row.physical_id is None:
+                # Never created: there is nothing to delete in the backend.
+                self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
+                if not steps.complete_step(session, step, self._owner, now):
+                    raise LeaseLost()
+                return None
+            if not step.started:
+                self._set_state(session, stack, row, step.action, IN_PROGRESS,
+                                "state changed", now)
+            properties: Mapping[str, Any] = row.properties or {}
+            if step.action == CREATE:
+                scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
+                                    self._registry, runtime)
+                try:
+                    properties = properties_for_runtime(ir.resources[row.name], cls, scope)
+                    row.properties = properties
+                except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
+                    failure = exc
+            instance = cls(row.name, properties, runtime(row.name),
+                           physical_id=row.physical_id, data=dict(row.data or {}))
+            held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
+                            step.action, instance, secrets, token=step.token,
+                            needs_start=not step.started, saved_data=dict(row.data or {}))
+        if failure is None and step.action == CREATE and held.needs_start:
+            try:
+                instance.validate()
+            except Exception as exc:  # noqa: BLE001
+                failure = exc
+        if failure is not None:
+            self._fail(held, failure)
+            return None
+        return held
+
+    def _save(self, session: Any, held: HeldStep) -> None:
+        next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.timezone.utc)
+        if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll):
+            raise LeaseLost()
+        row = self._row(session, held)
+        row.data = dict(held.instance.data)
+        held.saved_data = dict(held.instance.data)
+
+    def _complete(self, held: HeldStep) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            step = session.get(Step, held.step_id)
+            if step is None or not steps.complete_step(session, step, self._owner, now):
+                raise LeaseLost()
+            row = self._row(session, held)
+            row.data = dict(held.instance.data)
+            row.physical_id = held.instance.physical_id
+            stack = queries.load_stack(session, held.stack_id)
+            self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
+
+    def _fail(self, held: HeldStep, exc: Exception) -> None:
+        message = exc.message if isinstance(exc, KilnError) else str(exc)
+        reason = redact(f"{type(exc).__name__}: resources.{held.resource_name}: {message}",
+                        held.secrets)
+        if not isinstance(exc, KilnError):
+            LOG.info("resource %s of stack %s failed %s: %s", held.resource_name,
+                     held.stack_id, held.action, type(exc).__name__)
+        now = self._clock()
+        with self._db.transaction() as session:
+            step = session.get(Step, held.step_id)
+            stack_reason = f"Resource {held.action} failed: {reason}"
+            if step is None or not steps.fail_step(session, step, self._owner, now,
+                                                   stack_reason):
+                raise LeaseLost()
+            row = self._row(session, held)
+            row.data = dict(held.instance.data)
+            stack = queries.load_stack(session, held.stack_id)
+            self._set_state(session, stack, row, held.action, FAILED, reason, now)
+
+    # --- small pieces ---------------------------------------------------------------------
+
+    def _row(self, session: Any, held: HeldStep) -> ResourceRow:
+        stack = queries.load_stack(session, held.stack_id)
+        return queries.get_resource(session, stack, held.resource_name)
+
+    def _runtime_factory(self, stack: Stack, rows: Mapping[str, ResourceRow]
+                         ) -> Callable[[str], StepRuntime]:
+        def runtime(name: str) -> StepRuntime:
+            return StepRuntime(self._db, self._clock, stack, rows[name].id, name)
+
+        return runtime
+
+    @staticmethod
+    def _set_state(session: Any, stack: Stack, row: ResourceRow, action: str, status: str,
+                   reason: str, now: datetime.datetime) -> None:
+        row.action, row.status, row.status_reason, row.updated_at = action, status, reason, now
+        queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                          physical_resource_id=row.physical_id or "", resource_type=row.type,
+                          action=action, status=status, reason=reason, now=now)
