@@ -16,7 +16,7 @@ default_opts = [
     cfg.StrOpt(
         "state_path",
         default=os.path.join(os.getcwd(), "state"),
-        sample_default="$CWD/state",
+        sample_default="<current directory>/state",
         help="Directory for Kiln's local state: the SQLite database of the embedded "
         "default and the demo credentials file.",
     ),
@@ -26,8 +26,7 @@ default_opts = [
         sample_default="<hostname>",
         help="Name of this host, recorded with every worker that runs here.",
     ),
-    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level and include tracebacks "
-                "in API error bodies."),
+    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
 ]
 
 database_opts = [

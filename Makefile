@@ -1,0 +1,36 @@
+# The two commands of README.rst. Everything else is a step they call.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: run test lint sample-config benchmark
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+## make run: install Kiln, migrate the SQLite database, print the client line, start kiln-all.
+run: $(BIN)/python
+	$(BIN)/python -m pip install --quiet '.[client]'
+	$(BIN)/kiln-manage db upgrade
+	@echo
+	@echo "Paste this line into another shell, then try: openstack stack list"
+	@$(BIN)/kiln-manage demo-env | sed 's|^export |export PATH="$(abspath $(BIN)):$$PATH" |'
+	@echo
+	exec $(BIN)/kiln-all
+
+## make test: install Kiln with its test dependencies and run the whole suite.
+test: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider $(PYTEST_ARGS)
+
+## make sample-config: regenerate etc/kiln/kiln.conf.sample (a test fails when it is stale).
+sample-config: $(BIN)/python
+	$(BIN)/oslo-config-generator --config-file etc/kiln/kiln-config-generator.conf
+
+## make benchmark: the engine benchmarks (not part of the test suite).
+benchmark: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python tests/benchmarks/run.py
