@@ -1,0 +1,78 @@
+"""Functional fixtures: real databases (SQLite file, PostgreSQL), real Kiln processes,
+the real python-heatclient. Loopback only."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from heatclient import client as heat_client
+
+from tests.functional import servers
+
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="session")
+def postgresql_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test process, dropped at the end."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"kiln_test_{worker}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def kiln_all(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]:
+    """kiln-all on a SQLite file: the embedded default."""
+    kiln = servers.start_all(tmp_path_factory.mktemp("kiln-all"), None)
+    yield kiln
+    kiln.stop()
+
+
+@pytest.fixture(scope="module")
+def kiln_postgresql(tmp_path_factory: pytest.TempPathFactory, postgresql_url: str
+                    ) -> Iterator[servers.Kiln]:
+    """kiln-api (gunicorn) and two kiln-engine processes on PostgreSQL."""
+    kiln = servers.start_split(tmp_path_factory.mktemp("kiln-pg"), postgresql_url, engines=2)
+    yield kiln
+    kiln.stop()
+
+
+HeatFactory = Callable[..., Any]
+
+
+def heat_for(kiln: servers.Kiln, credentials: servers.Credentials) -> Any:
+    return heat_client.Client("1", endpoint=kiln.endpoint(credentials.tenant_id),
+                              token=credentials.token)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def wait_for_status(heat: Any, stack_id: str, wanted: str, timeout: float = 30.0) -> Any:
+    """Poll until the stack reaches ``wanted`` (or any final state: then fail loudly)."""
+    deadline = time.monotonic() + timeout
+    stack = None
+    while time.monotonic() < deadline:
+        stack = heat.stacks.get(stack_id)
+        if stack.stack_status == wanted:
+            return stack
+        if not stack.stack_status.endswith("IN_PROGRESS"):
+            break
+        time.sleep(0.1)
+    status = stack.stack_status if stack else "unknown"
+    reason = stack.stack_status_reason if stack else ""
+    raise AssertionError(f"stack {stack_id} is {status} ({reason}), wanted {wanted}")

@@ -1,0 +1,161 @@
+"""Real Kiln processes for functional tests: free ports, readiness deadlines, honest logs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+
+BIN = pathlib.Path(sys.executable).parent
+READY_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def kiln_environment(state_path: pathlib.Path, database_url: str | None,
+                     port: int | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OS_", "KILN_"))}
+    env.update({
+        "OS_DEFAULT__STATE_PATH": str(state_path),
+        "OS_ENGINE__IDLE_POLL_SECONDS": "0.05",
+        "OS_ENGINE__MAX_STEP_POLL_SECONDS": "0.2",
+        "OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS": "1",
+        "OS_ENGINE__LEASE_SECONDS": "10",
+        "OS_API__WORKERS": "1",
+    })
+    if database_url:
+        env["OS_DATABASE__CONNECTION"] = database_url
+    if port is not None:
+        env["OS_API__BIND_PORT"] = str(port)
+    env.update(extra)
+    return env
+
+
+def manage(env: Mapping[str, str], *args: str, check: bool = True
+           ) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(BIN / "kiln-manage"), *args], env=dict(env), text=True,
+                            capture_output=True, timeout=120)
+    if check and result.returncode != 0:
+        raise AssertionError(f"kiln-manage {' '.join(args)} failed ({result.returncode}):\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+@dataclasses.dataclass
+class Credentials:
+    tenant_id: str
+    token: str
+
+
+def new_tenant(env: Mapping[str, str], name: str, role: str = "member") -> Credentials:
+    tenant = json.loads(manage(env, "tenant", "create", name, "--format", "json").stdout)
+    token = json.loads(manage(env, "token", "create", "--tenant", name, "--role", role,
+                              "--format", "json").stdout)
+    return Credentials(tenant["id"], token["token"])
+
+
+class Process:
+    """A Kiln process with its output in a log file, shown when something goes wrong."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str],
+                 log_path: pathlib.Path) -> None:
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 -- closed in stop()
+        self.popen = subprocess.Popen(list(command), env=dict(env), stdout=self._log,
+                                      stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self._log.close()
+        return self.popen.returncode
+
+
+def wait_until_serving(process: Process, url: str) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        if process.popen.poll() is not None:
+            raise AssertionError(f"server exited with {process.popen.returncode}:\n"
+                                 f"{process.log()}")
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 300:  # version discovery answers 300 Multiple Choices
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"server not serving {url} after {READY_SECONDS}s:\n{process.log()}")
+
+
+@dataclasses.dataclass
+class Kiln:
+    """A running Kiln: its URL, its environment (for kiln-manage) and its processes."""
+
+    url: str
+    env: dict[str, str]
+    processes: list[Process]
+
+    def endpoint(self, tenant_id: str) -> str:
+        return f"{self.url}/v1/{tenant_id}"
+
+    def logs(self) -> str:
+        return "\n".join(p.log() for p in self.processes)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.stop()
+
+
+def start_all(state_path: pathlib.Path, database_url: str | None, **extra_env: str) -> Kiln:
+    """kiln-all: API and worker in one process."""
+    port = free_port()
+    env = kiln_environment(state_path, database_url, port, **extra_env)
+    manage(env, "db", "upgrade")
+    process = Process([str(BIN / "kiln-all")], env, state_path / "kiln-all.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(process, url + "/")
+    except BaseException:
+        process.stop()
+        raise
+    return Kiln(url, env, [process])
+
+
+def start_split(state_path: pathlib.Path, database_url: str, engines: int = 1) -> Kiln:
+    """kiln-api under gunicorn plus separate kiln-engine processes."""
+    port = free_port()
+    env = kiln_environment(state_path, database_url, port)
+    manage(env, "db", "upgrade")
+    processes = [Process([str(BIN / "kiln-api")], env, state_path / "kiln-api.log")]
+    processes += [Process([str(BIN / "kiln-engine")], env, state_path / f"kiln-engine-{i}.log")
+                  for i in range(engines)]
+    url = f"http://127.0.0.1:{port}"
+    kiln = Kiln(url, env, processes)
+    try:
+        wait_until_serving(processes[0], url + "/")
+    except BaseException:
+        kiln.stop()
+        raise
+    return kiln
