@@ -109,10 +109,20 @@ class StrReplace(Function):
         if not isinstance(params, Mapping):
             raise self.fail('"str_replace" params must be a map')
         # NOTE: longest keys first, so that a key that is a prefix of another cannot
-        # clobber it; this is the order Heat applies.
-        for key in sorted(params, key=lambda k: (-len(str(k)), str(k))):
-            text = text.replace(str(key), _as_text(params[key]))
-        return text
+        # clobber it; this is the order Heat applies. Like Heat, split on each key and
+        # join the pieces with its value, so text inserted by one key is never searched
+        # for the next one.
+        keys = sorted(params, key=lambda k: (-len(str(k)), str(k)))
+        if keys and not str(keys[-1]):
+            raise self.fail('"str_replace" param placeholders must not be empty')
+
+        def replace(piece: str, remaining: list[Any]) -> str:
+            if not remaining:
+                return piece
+            key, rest = remaining[0], remaining[1:]
+            return _as_text(params[key]).join(replace(p, rest) for p in piece.split(str(key)))
+
+        return replace(text, keys)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,457 @@
+"""engine.template.parameters: declared schemas, typed values, constraints and hiding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.errors import StackValidationFailed, UnknownUserParameter, UserParameterMissing
+from engine.template.parameters import (
+    MASK,
+    ParameterSchema,
+    hidden_values,
+    masked,
+    parse_schemas,
+    redact,
+    resolve_values,
+)
+from engine.template.parse import parse_text
+
+
+def schemas(text: str) -> dict[str, ParameterSchema]:
+    """The parameter schemas of a ``parameters:`` section given as YAML."""
+    doc = parse_text(text)
+    return parse_schemas(doc, doc.data["parameters"])
+
+
+def one(body: str) -> ParameterSchema:
+    """The schema of parameter ``p`` whose body is ``body`` (flow YAML)."""
+    return schemas(f"parameters:\n  p: {body}\n")["p"]
+
+
+def convert(body: str, value: Any) -> Any:
+    return one(body).convert(value)
+
+
+def rejection(body: str, value: Any) -> str:
+    with pytest.raises(StackValidationFailed) as caught:
+        convert(body, value)
+    return caught.value.message
+
+
+# --- parsing the section -----------------------------------------------------------------
+
+
+def test_schema_fields() -> None:
+    parsed = schemas("parameters:\n"
+                     "  flavor:\n"
+                     "    type: string\n"
+                     "    label: Flavor\n"
+                     "    description: What to run on\n"
+                     "    default: m1.small\n")
+
+    schema = parsed["flavor"]
+    assert (schema.name, schema.type, schema.default, schema.has_default) == (
+        "flavor", "string", "m1.small", True)
+    assert (schema.label, schema.description, schema.hidden) == ("Flavor", "What to run on",
+                                                                 False)
+    assert str(schema.location) == "template:2 parameters.flavor"
+
+
+def test_no_section_is_no_parameters() -> None:
+    assert parse_schemas(parse_text("a: 1\n"), None) == {}
+
+
+def test_section_must_be_a_map() -> None:
+    doc = parse_text("parameters: [a]\n")
+
+    with pytest.raises(StackValidationFailed,
+                       match=r'^template:1 parameters: "parameters" must be a map$'):
+        parse_schemas(doc, doc.data["parameters"])
+
+
+def test_parameter_must_be_a_map() -> None:
+    with pytest.raises(StackValidationFailed, match='Parameter "p" must be a map'):
+        one("string")
+
+
+def test_unknown_key_is_named_with_its_line() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        schemas("parameters:\n  p:\n    type: string\n    defualt: x\n")
+
+    assert str(caught.value) == (
+        'template:4 parameters.p.defualt: Invalid key "defualt" for parameter (p)'
+    )
+
+
+@pytest.mark.parametrize("body", ["{type: integer}", "{default: 1}"])
+def test_invalid_type(body: str) -> None:
+    with pytest.raises(StackValidationFailed,
+                       match=r"Invalid type \(.*\) for parameter \(p\); must be one of string, "
+                             "number, boolean, json, comma_delimited_list"):
+        one(body)
+
+
+def test_default_is_checked_when_the_template_is_parsed() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        schemas("parameters:\n  count:\n    type: number\n    default: many\n")
+
+    assert str(caught.value) == (
+        "template:2 parameters.count: Parameter 'count' is invalid: Value 'many' is not a number"
+    )
+
+
+# --- type conversion ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "typed"),
+    [("abc", "abc"), (3, "3"), (2.5, "2.5"), (True, "true"), (False, "false"), ("", "")],
+)
+def test_string(value: Any, typed: str) -> None:
+    assert convert("{type: string}", value) == typed
+
+
+@pytest.mark.parametrize("value", [{"a": 1}, ["a"]])
+def test_string_refuses_maps_and_lists(value: Any) -> None:
+    assert rejection("{type: string}", value).endswith("is not a string")
+
+
+@pytest.mark.parametrize(
+    ("value", "typed"),
+    [(3, 3), ("3", 3), ("-7", -7), (2.5, 2.5), ("2.5", 2.5), ("1e3", 1000.0)],
+)
+def test_number(value: Any, typed: float) -> None:
+    result = convert("{type: number}", value)
+
+    assert result == typed
+    assert type(result) is type(typed)
+
+
+@pytest.mark.parametrize("value", ["many", True, "", [1]])
+def test_number_refuses(value: Any) -> None:
+    assert rejection("{type: number}", value) == (
+        f"Parameter 'p' is invalid: Value '{value}' is not a number"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "typed"),
+    [(True, True), ("true", True), ("Yes", True), ("on", True), ("1", True), (1, True),
+     (False, False), ("false", False), ("no", False), ("OFF", False), ("0", False),
+     (0, False)],
+)
+def test_boolean(value: Any, typed: bool) -> None:
+    assert convert("{type: boolean}", value) is typed
+
+
+def test_boolean_refuses_other_text() -> None:
+    assert rejection("{type: boolean}", "maybe") == (
+        "Parameter 'p' is invalid: Value 'maybe' is not a boolean"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "typed"),
+    [('{"a": [1, 2]}', {"a": [1, 2]}), ("[1, 2]", [1, 2]), ("", {}), ({"k": "v"}, {"k": "v"}),
+     ([1], [1])],
+)
+def test_json(value: Any, typed: Any) -> None:
+    assert convert("{type: json}", value) == typed
+
+
+def test_json_refuses_invalid_text() -> None:
+    assert rejection("{type: json}", "{nope") == (
+        "Parameter 'p' is invalid: Value '{nope' is not valid JSON"
+    )
+
+
+@pytest.mark.parametrize("value", ["3", 3, "true"])
+def test_json_refuses_scalars(value: Any) -> None:
+    assert rejection("{type: json}", value).endswith("is not a JSON map or list")
+
+
+@pytest.mark.parametrize(
+    ("value", "typed"),
+    [("a,b, c", ["a", "b", "c"]), ("single", ["single"]), ("", []), (["x", 2], ["x", "2"])],
+)
+def test_comma_delimited_list(value: Any, typed: list[str]) -> None:
+    assert convert("{type: comma_delimited_list}", value) == typed
+
+
+def test_comma_delimited_list_refuses_other_values() -> None:
+    assert rejection("{type: comma_delimited_list}", 3) == (
+        "Parameter 'p' is invalid: Value '3' is not a comma-delimited list"
+    )
+
+
+# --- constraints -------------------------------------------------------------------------
+
+
+def test_length_of_a_string() -> None:
+    body = "{type: string, constraints: [{length: {min: 2, max: 4}}]}"
+
+    assert convert(body, "abcd") == "abcd"
+    assert rejection(body, "a") == (
+        "Parameter 'p' is invalid: length (1) is out of range (min: 2, max: 4)."
+    )
+    assert rejection(body, "abcde").endswith("length (5) is out of range (min: 2, max: 4).")
+
+
+def test_length_of_a_list_counts_items() -> None:
+    body = "{type: comma_delimited_list, constraints: [{length: {max: 2}}]}"
+
+    assert convert(body, "a,b") == ["a", "b"]
+    assert rejection(body, "a,b,c").endswith("length (3) is out of range (min: None, max: 2).")
+
+
+def test_range() -> None:
+    body = "{type: number, constraints: [{range: {min: 1, max: 10}}]}"
+
+    assert convert(body, "10") == 10
+    assert rejection(body, 0) == (
+        "Parameter 'p' is invalid: 0 is out of range (min: 1, max: 10)."
+    )
+    assert rejection(body, 10.5).endswith("10.5 is out of range (min: 1, max: 10).")
+
+
+def test_allowed_values() -> None:
+    body = "{type: string, constraints: [{allowed_values: [m1.small, m1.large]}]}"
+
+    assert convert(body, "m1.large") == "m1.large"
+    assert rejection(body, "m1.huge") == (
+        "Parameter 'p' is invalid: \"m1.huge\" is not an allowed value ['m1.small', 'm1.large']"
+    )
+
+
+def test_allowed_values_of_a_number_compare_typed_values() -> None:
+    body = "{type: number, constraints: [{allowed_values: [1, 2]}]}"
+
+    assert convert(body, "2") == 2
+    assert rejection(body, "3").endswith('"3" is not an allowed value [1, 2]')
+
+
+def test_allowed_values_of_a_list_check_every_item() -> None:
+    body = "{type: comma_delimited_list, constraints: [{allowed_values: [a, b, c]}]}"
+
+    assert convert(body, "a,c") == ["a", "c"]
+    assert rejection(body, "a,d").endswith("is not an allowed value ['a', 'b', 'c']")
+
+
+def test_allowed_pattern_must_match_the_whole_value() -> None:
+    body = "{type: string, constraints: [{allowed_pattern: '[a-z]+'}]}"
+
+    assert convert(body, "abc") == "abc"
+    assert rejection(body, "abc1") == (
+        "Parameter 'p' is invalid: \"abc1\" does not match pattern \"[a-z]+\""
+    )
+
+
+def test_constraint_description_replaces_the_reason() -> None:
+    body = ("{type: string, constraints: [{allowed_pattern: '[A-Z].*', "
+            "description: Must start with a capital}]}")
+
+    assert rejection(body, "lower") == "Parameter 'p' is invalid: Must start with a capital"
+
+
+def test_every_constraint_is_checked() -> None:
+    body = "{type: string, constraints: [{length: {min: 1}}, {allowed_values: [a]}]}"
+
+    assert rejection(body, "b").endswith('"b" is not an allowed value [\'a\']')
+
+
+@pytest.mark.parametrize("kind", ["modulo: {step: 2, offset: 1}", "custom_constraint: nova.flavor"])
+def test_constraints_kiln_does_not_implement(kind: str) -> None:
+    name = kind.split(":")[0]
+
+    with pytest.raises(StackValidationFailed) as caught:
+        one(f"{{type: number, constraints: [{{{kind}}}]}}")
+
+    assert caught.value.message == (
+        f'Invalid parameter constraints: "{name}" is not supported'
+    )
+    assert str(caught.value.location) == "template:2 parameters.p.constraints[0]"
+
+
+@pytest.mark.parametrize(
+    "constraint",
+    ["{length: {min: 1}, range: {min: 1}}", "{description: only words}", "[length]"],
+)
+def test_a_constraint_has_exactly_one_kind(constraint: str) -> None:
+    with pytest.raises(StackValidationFailed, match="A parameter constraint must"):
+        one(f"{{type: string, constraints: [{constraint}]}}")
+
+
+def test_malformed_constraint_argument() -> None:
+    with pytest.raises(StackValidationFailed, match='Invalid "length" constraint'):
+        one("{type: string, constraints: [{length: 3}]}")
+
+
+@pytest.mark.parametrize(
+    ("kind", "constraint"),
+    [
+        ("string", "{range: {min: 1}}"),
+        ("number", "{length: {min: 1}}"),
+        ("number", "{allowed_pattern: '[0-9]+'}"),
+        ("boolean", "{length: {max: 4}}"),
+        ("json", "{allowed_values: [a]}"),
+    ],
+)
+def test_a_constraint_must_suit_the_type(kind: str, constraint: str) -> None:
+    name = constraint[1:].split(":")[0]
+
+    with pytest.raises(StackValidationFailed) as caught:
+        one(f"{{type: {kind}, default: '1', constraints: [{constraint}]}}")
+
+    assert caught.value.message == f'"{name}" constraint invalid for type {kind}'
+
+
+@pytest.mark.parametrize(
+    "constraint", ["{length: {min: a}}", "{range: {max: '10'}}", "{range: {min: true}}",
+                   "{length: {min: 1.5}}"],
+)
+def test_bounds_must_be_numbers(constraint: str) -> None:
+    kind = "number" if "range" in constraint else "string"
+
+    with pytest.raises(StackValidationFailed, match=r'^template:2 parameters\.p\.constraints\[0\]: '
+                                                    r'Invalid "(length|range)" constraint'):
+        one(f"{{type: {kind}, constraints: [{constraint}]}}")
+
+
+def test_allowed_values_must_be_a_list() -> None:
+    with pytest.raises(StackValidationFailed, match='Invalid "allowed_values" constraint'):
+        one("{type: string, constraints: [{allowed_values: abc}]}")
+
+
+def test_allowed_pattern_must_be_a_valid_regex() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        one("{type: string, constraints: [{allowed_pattern: '[a-'}]}")
+
+    assert str(caught.value).startswith(
+        "template:2 parameters.p.constraints[0]: Invalid \"allowed_pattern\" constraint: "
+    )
+
+
+# --- values for a stack ------------------------------------------------------------------
+
+DECLARED = """\
+parameters:
+  name: {type: string}
+  count: {type: number, default: 1}
+  optional: {type: string, default: null}
+"""
+
+
+def test_given_values_win_over_defaults() -> None:
+    values = resolve_values(schemas(DECLARED), {"name": "web", "count": "3", "optional": "x"})
+
+    assert values == {"name": "web", "count": 3, "optional": "x"}
+
+
+def test_defaults_fill_what_is_not_given() -> None:
+    values = resolve_values(schemas(DECLARED), {"name": "web", "optional": ""})
+
+    assert values == {"name": "web", "count": 1, "optional": ""}
+
+
+def test_missing_parameter() -> None:
+    with pytest.raises(UserParameterMissing) as caught:
+        resolve_values(schemas(DECLARED), {"optional": "x"})
+
+    assert caught.value.message == "The Parameter (name) was not provided."
+    assert str(caught.value.location) == "template:2 parameters.name"
+
+
+def test_a_null_default_is_no_default() -> None:
+    with pytest.raises(UserParameterMissing, match=r"The Parameter \(optional\) was not "):
+        resolve_values(schemas(DECLARED), {"name": "web"})
+
+
+def test_unknown_parameter() -> None:
+    with pytest.raises(UnknownUserParameter) as caught:
+        resolve_values(schemas(DECLARED), {"name": "a", "optional": "b", "bogus": 1})
+
+    assert str(caught.value) == "The Parameter (bogus) was not defined in template."
+
+
+def test_given_values_are_checked() -> None:
+    with pytest.raises(StackValidationFailed, match="Value 'lots' is not a number"):
+        resolve_values(schemas(DECLARED), {"name": "a", "optional": "b", "count": "lots"})
+
+
+# --- hidden parameters -------------------------------------------------------------------
+
+HIDDEN = """\
+parameters:
+  user: {type: string}
+  password:
+    type: string
+    hidden: true
+    constraints: [{length: {min: 8}}]
+  port: {type: number, hidden: true, default: 5432}
+"""
+
+
+def test_masked_replaces_hidden_values_only() -> None:
+    declared = schemas(HIDDEN)
+    values = resolve_values(declared, {"user": "admin", "password": "s3cret-pw"})
+
+    assert masked(declared, values) == {"user": "admin", "password": MASK, "port": MASK}
+    assert values["password"] == "s3cret-pw"
+
+
+def test_masked_leaves_undeclared_keys() -> None:
+    assert masked(schemas(HIDDEN), {"OS::stack_name": "s"}) == {"OS::stack_name": "s"}
+
+
+def test_a_rejected_hidden_value_is_not_shown() -> None:
+    declared = schemas(HIDDEN)
+
+    with pytest.raises(StackValidationFailed) as caught:
+        declared["port"].convert("pw-as-port")
+
+    assert "pw-as-port" not in str(caught.value)
+    assert caught.value.message == "Parameter 'port' is invalid: Value '******' is not a number"
+
+
+def test_a_hidden_value_failing_a_constraint_is_not_shown() -> None:
+    declared = schemas(HIDDEN)
+
+    with pytest.raises(StackValidationFailed) as caught:
+        declared["password"].convert("short")
+
+    assert "short" not in str(caught.value)
+    assert caught.value.message == (
+        "Parameter 'password' is invalid: the value does not satisfy its constraints"
+    )
+
+
+def test_hidden_values_longest_first() -> None:
+    declared = schemas(HIDDEN)
+    values = {"user": "admin", "password": "s3cret-pw", "port": 5432}
+
+    assert hidden_values(declared, values) == ("s3cret-pw", "5432")
+
+
+def test_hidden_values_skip_empty_text() -> None:
+    declared = schemas("parameters:\n  p: {type: string, hidden: true}\n")
+
+    assert hidden_values(declared, {"p": ""}) == ()
+
+
+def test_redact_masks_embedded_secrets_anywhere() -> None:
+    value = {"url": "postgres://admin:s3cret-pw@db:5432/x", "list": ["s3cret-pw", 5432],
+             "nested": {"t": ("the s3cret-pw",)}}
+
+    assert redact(value, ("s3cret-pw", "5432")) == {
+        "url": f"postgres://admin:{MASK}@db:{MASK}/x",
+        "list": [MASK, 5432],
+        "nested": {"t": [f"the {MASK}"]},
+    }
+
+
+def test_redact_without_secrets_returns_the_value_itself() -> None:
+    value = {"a": ["b"]}
+
+    assert redact(value, ()) is value

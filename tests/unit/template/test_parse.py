@@ -1,0 +1,190 @@
+"""engine.template.parse: YAML/JSON text to plain data, with the line of every path."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import StackValidationFailed
+from engine.template.parse import SourceDocument, document, parse_text, render_path
+
+TEMPLATE = """\
+heat_template_version: 2018-08-31
+description: two resources
+resources:
+  a:
+    type: OS::Heat::None
+  b:
+    type: OS::Nope
+    properties:
+      items:
+        - first
+        - {second: 2}
+"""
+
+
+def test_data_is_plain() -> None:
+    doc = parse_text(TEMPLATE)
+
+    assert doc.data == {
+        "heat_template_version": "2018-08-31",
+        "description": "two resources",
+        "resources": {
+            "a": {"type": "OS::Heat::None"},
+            "b": {"type": "OS::Nope", "properties": {"items": ["first", {"second": 2}]}},
+        },
+    }
+
+
+def test_lines_of_keys_and_list_items() -> None:
+    lines = parse_text(TEMPLATE).lines
+
+    assert lines[()] == 1
+    assert lines[("heat_template_version",)] == 1
+    assert lines[("resources", "b")] == 6
+    assert lines[("resources", "b", "type")] == 7
+    assert lines[("resources", "b", "properties", "items", 0)] == 10
+    assert lines[("resources", "b", "properties", "items", 1, "second")] == 11
+
+
+def test_location_renders_the_path_and_line() -> None:
+    loc = parse_text(TEMPLATE).location(("resources", "b", "type"))
+
+    assert str(loc) == "template:7 resources.b.type"
+
+
+def test_location_of_an_unrecorded_path_uses_the_nearest_ancestor_line() -> None:
+    loc = parse_text(TEMPLATE).location(("resources", "b", "properties", "size"))
+
+    assert loc.line == 8
+    assert loc.path == "resources.b.properties.size"
+
+
+def test_location_carries_the_file_name() -> None:
+    loc = parse_text(TEMPLATE, file="stack.yaml").location(("resources", "a"))
+
+    assert str(loc) == "stack.yaml:4 resources.a"
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ((), ""),
+        (("resources",), "resources"),
+        (("resources", "b", "properties", "items", 1, "second"),
+         "resources.b.properties.items[1].second"),
+        ((0, "x"), "[0].x"),
+    ],
+)
+def test_render_path(path: tuple[str | int, ...], text: str) -> None:
+    assert render_path(path) == text
+
+
+def test_dates_stay_strings() -> None:
+    data = parse_text("heat_template_version: 2018-08-31\n"
+                      "stamp: 2001-12-14t21:59:43.10-05:00\n").data
+
+    assert data["heat_template_version"] == "2018-08-31"
+    assert data["stamp"] == "2001-12-14t21:59:43.10-05:00"
+
+
+def test_other_scalars_keep_their_yaml_types() -> None:
+    data = parse_text("i: 3\nf: 2.5\nb: true\nn: null\ns: '3'\n").data
+
+    assert data == {"i": 3, "f": 2.5, "b": True, "n": None, "s": "3"}
+
+
+def test_json_text_parses_with_lines() -> None:
+    doc = parse_text('{"heat_template_version": "2018-08-31",\n'
+                     ' "resources": {\n'
+                     '   "a": {"type": "T"}}}')
+
+    assert doc.data["resources"] == {"a": {"type": "T"}}
+    assert doc.lines[("resources", "a", "type")] == 3
+
+
+def test_empty_text_is_no_data() -> None:
+    doc = parse_text("")
+
+    assert doc.data is None
+    assert doc.lines == {}
+
+
+def test_duplicate_key_names_its_line_and_path() -> None:
+    text = "resources:\n  a:\n    type: X\n    type: Y\n"
+
+    with pytest.raises(StackValidationFailed) as caught:
+        parse_text(text)
+
+    assert str(caught.value) == (
+        'template:4 resources.a.type: Error parsing template: duplicate key "type"'
+    )
+
+
+def test_duplicate_top_level_key() -> None:
+    with pytest.raises(StackValidationFailed,
+                       match=r'^template:3 resources: .*duplicate key "resources"$'):
+        parse_text("resources: {}\noutputs: {}\nresources: {}\n")
+
+
+def test_the_same_key_in_different_maps_is_fine() -> None:
+    doc = parse_text("a: {type: X}\nb: {type: Y}\n")
+
+    assert doc.data == {"a": {"type": "X"}, "b": {"type": "Y"}}
+
+
+def test_syntax_error_names_the_line() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        parse_text("a: 1\nb: [1, 2\nc: 3\n")
+
+    assert str(caught.value).startswith("template:3: Error parsing template: ")
+    assert caught.value.location is not None
+    assert caught.value.location.line == 3
+
+
+def test_bad_indentation_names_the_line() -> None:
+    with pytest.raises(StackValidationFailed, match=r"^template:3: Error parsing template: "):
+        parse_text("a:\n  b: 1\n c: 2\n")
+
+
+def test_a_tab_names_the_line() -> None:
+    with pytest.raises(StackValidationFailed,
+                       match=r"^template:2: Error parsing template: .*'\\t'"):
+        parse_text("a: 1\n\tb: 2\n")
+
+
+def test_more_than_one_document_is_refused() -> None:
+    with pytest.raises(StackValidationFailed,
+                       match="template:3: .*expected a single document"):
+        parse_text("---\na: 1\n---\nb: 2\n")
+
+
+def test_non_scalar_keys_are_refused() -> None:
+    with pytest.raises(StackValidationFailed,
+                       match=r"^template:1: Error parsing template: mapping keys must be scalars$"):
+        parse_text("? [x]\n: 1\n")
+
+
+def test_python_tags_are_refused() -> None:
+    with pytest.raises(StackValidationFailed, match="could not determine a constructor"):
+        parse_text("a: !!python/name:os.system\n")
+
+
+def test_syntax_error_names_the_file() -> None:
+    with pytest.raises(StackValidationFailed, match=r"^env\.yaml:2: Error parsing template"):
+        parse_text("a: 1\n\tb: 2\n", file="env.yaml")
+
+
+def test_document_parses_text() -> None:
+    doc = document("a: 1\n")
+
+    assert doc.data == {"a": 1}
+    assert doc.lines[("a",)] == 1
+
+
+def test_document_keeps_parsed_data_without_lines() -> None:
+    data = {"heat_template_version": "2018-08-31"}
+
+    doc = document(data, file="body")
+
+    assert doc == SourceDocument(data=data, lines={}, file="body")
+    assert str(doc.location(("heat_template_version",))) == "heat_template_version"
