@@ -72,9 +72,11 @@ class AllowedValues(Constraint):
     values: tuple[Any, ...]
 
     def check(self, value: Any) -> str | None:
-        if value in self.values:
-            return None
-        return f'"{value}" is not an allowed value {list(self.values)}'
+        # NOTE: a list is allowed when every item is, as in Heat (comma_delimited_list).
+        for item in value if isinstance(value, list) else [value]:
+            if item not in self.values:
+                return f'"{item}" is not an allowed value {list(self.values)}'
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"allowed_values": list(self.values)}

@@ -35,6 +35,8 @@ class _StaticScope:
         self._parameters = parameters
 
     def param(self, name: str) -> Any:
+        if name not in self._parameters:
+            raise Deferred(name)  # an unknown parameter is reported by _check_references
         return self._parameters[name]
 
     def reference_id(self, resource: str) -> Any:
@@ -147,13 +149,15 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
         except KilnError as exc:
             errors.append(exc.at(template.doc.location((*path, key))))
             continue
+        if known[key] is None:
+            continue  # null means unset, as in coerce_properties: the default applies
         try:
             schema.properties_schema[key].coerce(known[key], key)
         except KilnError as exc:
             errors.append(StackValidationFailed(template.doc.location((*path, key)),
                                                 reason=exc.message))
     for key, prop in schema.properties_schema.items():
-        if prop.required and key not in props:
+        if prop.required and props.get(key) is None:
             errors.append(StackValidationFailed(
                 template.doc.location(path if props else path[:-1]),
                 reason=f"Property {key} not assigned"))

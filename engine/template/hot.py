@@ -137,13 +137,16 @@ def _resources(doc: SourceDocument, data: Any, version: HotVersion
             raise StackValidationFailed(doc.location((*path, "depends_on")),
                                         reason="depends_on must be a resource name or a list "
                                                "of them")
-        properties = body.get("properties") or {}
+        properties = parse_value(doc, body.get("properties") or {}, (*path, "properties"),
+                                 version)
+        # NOTE: checked after parsing: {get_param: p} is a map of text but a call once
+        # parsed, and the IR needs a map of property names.
         if not isinstance(properties, Mapping):
             raise StackValidationFailed(doc.location((*path, "properties")),
                                         reason="properties must be a map")
         result[str(name)] = ResourceDefinition(
             name=str(name), type=kind,
-            properties=parse_value(doc, properties, (*path, "properties"), version),
+            properties=properties,
             depends_on=tuple(depends),
             metadata=body.get("metadata") or {},
             description=str(body.get("description") or ""),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,13 @@ from engine.template.parse import SourceDocument
 MASK = "******"
 TYPES = ("string", "number", "boolean", "json", "comma_delimited_list")
 _KEYS = {"type", "label", "description", "default", "hidden", "constraints", "immutable", "tags"}
+# Heat's valid_types of each constraint, in HOT parameter types.
+_CONSTRAINT_TYPES = {
+    "length": ("string", "comma_delimited_list", "json"),
+    "range": ("number",),
+    "allowed_values": ("string", "number", "comma_delimited_list", "boolean"),
+    "allowed_pattern": ("string",),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +114,7 @@ def _parse_one(doc: SourceDocument, name: str, body: Any) -> ParameterSchema:
                                     reason=f'Invalid type ({kind}) for parameter ({name}); '
                                            f'must be one of {", ".join(TYPES)}')
     constraints = tuple(
-        _parse_constraint(doc, item, (*path, "constraints", i))
+        _parse_constraint(doc, item, (*path, "constraints", i), kind)
         for i, item in enumerate(body.get("constraints") or [])
     )
     schema = ParameterSchema(
@@ -119,7 +127,7 @@ def _parse_one(doc: SourceDocument, name: str, body: Any) -> ParameterSchema:
     return schema
 
 
-def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...]
+def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], param_type: str
                       ) -> tuple[Constraint, str]:
     loc = doc.location(path)
     if not isinstance(item, Mapping):
@@ -129,19 +137,32 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...]
     if len(kinds) != 1:
         raise StackValidationFailed(loc, reason="A parameter constraint must have one kind")
     kind, arg = kinds[0], item[kinds[0]]
+    if kind not in _CONSTRAINT_TYPES:
+        raise StackValidationFailed(loc, reason=f'Invalid parameter constraints: "{kind}" '
+                                                "is not supported")
+    # NOTE: checked here so that a constraint can never meet a value it cannot compare
+    # (a range on a string, a length of a number) when the stack's values are checked.
+    if param_type not in _CONSTRAINT_TYPES[kind]:
+        raise StackValidationFailed(loc, reason=f'"{kind}" constraint invalid for type '
+                                                f"{param_type}")
     try:
-        if kind == "length":
-            return Length(arg.get("min"), arg.get("max")), description
-        if kind == "range":
-            return Range(arg.get("min"), arg.get("max")), description
+        if kind in ("length", "range"):
+            low, high = arg.get("min"), arg.get("max")
+            number = int if kind == "length" else (int, float)
+            if any(b is not None and (isinstance(b, bool) or not isinstance(b, number))
+                   for b in (low, high)):
+                raise TypeError(kind)
+            return (Length(low, high) if kind == "length" else Range(low, high)), description
         if kind == "allowed_values":
+            if not isinstance(arg, list):
+                raise TypeError(kind)
             return AllowedValues(tuple(arg)), description
-        if kind == "allowed_pattern":
-            return AllowedPattern(str(arg)), description
+        re.compile(str(arg))
+        return AllowedPattern(str(arg)), description
     except (AttributeError, TypeError):
         raise StackValidationFailed(loc, reason=f'Invalid "{kind}" constraint') from None
-    raise StackValidationFailed(loc, reason=f'Invalid parameter constraints: "{kind}" '
-                                            "is not supported")
+    except re.error as exc:
+        raise StackValidationFailed(loc, reason=f'Invalid "{kind}" constraint: {exc}') from None
 
 
 def resolve_values(
