@@ -162,14 +162,16 @@ def coerce_properties(
     schema: Mapping[str, Property], values: Any, path: str, *, allow_unknown: bool = False
 ) -> dict[str, Any]:
     """Validate and type ``values`` against ``schema``; defaults fill what is missing."""
+    # NOTE: the worker passes an empty path and pins the location on afterwards.
+    where = f"{path}: " if path else ""
     if values is None:
         values = {}
     if not isinstance(values, Mapping):
-        raise StackValidationFailed(reason=f"Property error: {path}: must be a map")
+        raise StackValidationFailed(reason=f"Property error: {where}must be a map")
     unknown = sorted(set(values) - set(schema))
     if unknown and not allow_unknown:
         raise StackValidationFailed(
-            reason=f"Property error: {path}: Unknown Property {unknown[0]}"
+            reason=f"Property error: {where}Unknown Property {unknown[0]}"
         )
     result: dict[str, Any] = {}
     for name, prop in schema.items():
@@ -177,7 +179,7 @@ def coerce_properties(
         if value is None:
             if prop.required:
                 raise StackValidationFailed(
-                    reason=f"Property error: {path}: Property {name} not assigned"
+                    reason=f"Property error: {where}Property {name} not assigned"
                 )
             # NOTE: a copy, so no resource can mutate the default every other one shares.
             result[name] = copy.deepcopy(prop.default)

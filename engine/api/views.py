@@ -11,7 +11,7 @@ from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRec
 def timestamp(value: datetime.datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def stack_url(base: str, stack_name: str, stack_id: str) -> str:

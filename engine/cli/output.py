@@ -10,7 +10,7 @@ from typing import Any
 
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime.datetime):
-        return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return value
 
 

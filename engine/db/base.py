@@ -37,12 +37,12 @@ class UTCDateTime(TypeDecorator[datetime.datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
-        value = value.astimezone(datetime.timezone.utc)
+        value = value.astimezone(datetime.UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Any:
         if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=datetime.timezone.utc)
+            return value.replace(tzinfo=datetime.UTC)
         return value
 
 

@@ -34,9 +34,8 @@ class Database:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: commit on success, roll back on any error."""
-        with map_database_errors():
-            with self._sessions() as session, session.begin():
-                yield session
+        with map_database_errors(), self._sessions() as session, session.begin():
+            yield session
 
     def dispose(self) -> None:
         self.engine.dispose()

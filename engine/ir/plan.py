@@ -45,7 +45,8 @@ def plan_create(stack: ResolvedStack) -> Plan:
 
 
 def plan_delete(stored: Mapping[str, StoredResource]) -> Plan:
-    edges = {name: frozenset(r for r in res.requires if r in stored) for name, res in stored.items()}
+    edges = {name: frozenset(r for r in res.requires if r in stored)
+             for name, res in stored.items()}
     users = invert(edges)
     steps = tuple(
         PlannedStep(name, DELETE, users.get(name, frozenset())) for name in sorted(stored)

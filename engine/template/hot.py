@@ -15,7 +15,13 @@ from engine.errors import InvalidTemplateVersion, Location, StackValidationFaile
 from engine.template.functions import parse_value
 from engine.template.parameters import ParameterSchema, parse_schemas
 from engine.template.parse import SourceDocument
-from engine.template.versions import CFN_KEYS, HOT_KEY, HotVersion, find_hot_version, known_hot_names
+from engine.template.versions import (
+    CFN_KEYS,
+    HOT_KEY,
+    HotVersion,
+    find_hot_version,
+    known_hot_names,
+)
 
 SECTIONS = {"heat_template_version", "description", "parameter_groups", "parameters",
             "resources", "outputs", "conditions"}

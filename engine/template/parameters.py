@@ -18,7 +18,15 @@ from engine.errors import (
     UnknownUserParameter,
     UserParameterMissing,
 )
-from engine.schema import AllowedPattern, AllowedValues, Constraint, Length, Range, to_boolean, to_number
+from engine.schema import (
+    AllowedPattern,
+    AllowedValues,
+    Constraint,
+    Length,
+    Range,
+    to_boolean,
+    to_number,
+)
 from engine.template.parse import SourceDocument
 
 MASK = "******"

@@ -28,7 +28,7 @@ Clock = Callable[[], datetime.datetime]
 
 
 def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 @dataclasses.dataclass(frozen=True)

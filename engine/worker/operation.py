@@ -13,13 +13,14 @@ from typing import Any
 
 from engine.db import queries, steps
 from engine.db.leases import release_operation
-from engine.db.models import Operation, Resource as ResourceRow, Stack
+from engine.db.models import Operation, Stack
+from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_FINISHING, OP_PENDING, OP_RUNNING
 from engine.errors import KilnError
 from engine.ir.model import ResolvedStack
-from engine.ir.plan import CREATE, DELETE, StoredResource as PlannedResource
-from engine.ir.plan import plan_create, plan_delete
+from engine.ir.plan import CREATE, DELETE, plan_create, plan_delete
+from engine.ir.plan import StoredResource as PlannedResource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact

@@ -173,7 +173,7 @@ class StepRunner:
         return held
 
     def _save(self, session: Any, held: HeldStep) -> None:
-        next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.timezone.utc)
+        next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)
         if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll):
             raise LeaseLost()
         row = self._row(session, held)

@@ -4,7 +4,6 @@ the real python-heatclient. Loopback only."""
 from __future__ import annotations
 
 import os
-import pathlib
 import time
 import uuid
 from collections.abc import Callable, Iterator

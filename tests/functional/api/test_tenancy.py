@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import Any
 
+import pytest
 import requests
 from heatclient import exc as heat_exc
-import pytest
 
 from tests.functional import servers, templates
 from tests.functional.conftest import heat_for, unique

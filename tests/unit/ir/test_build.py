@@ -397,5 +397,5 @@ def test_properties_for_runtime_pins_errors_to_the_resource() -> None:
         properties_for_runtime(node, Server, RuntimeScope())
 
     assert str(caught.value) == (
-        "template:12 resources.s.properties: Property error: : Property flavor not assigned"
+        "template:12 resources.s.properties: Property error: Property flavor not assigned"
     )
