@@ -82,7 +82,7 @@ def test_calls_become_nodes_with_their_location() -> None:
     assert str(value["ids"][0].location) == "template:4 value.ids[0].get_resource"
 
 
-def test_get_attr_with_a_path() -> None:
+def test_get_attr_parses_a_path() -> None:
     value = parse("value: {get_attr: [server, networks, private, 0]}\n")
 
     assert isinstance(value, GetAttr)
