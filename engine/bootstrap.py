@@ -10,9 +10,9 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-import falcon
 from oslo_config import cfg
 
 from engine import config
@@ -24,6 +24,8 @@ from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
 
+WsgiApp = Callable[..., Any]
+
 
 @dataclasses.dataclass
 class Kiln:
@@ -33,7 +35,7 @@ class Kiln:
     stacks: StackService
     tenants: TenantService
 
-    def wsgi_app(self) -> falcon.App:
+    def wsgi_app(self) -> WsgiApp:
         return create_app(self.stacks, self.tenants,
                           ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
 

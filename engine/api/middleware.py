@@ -49,6 +49,8 @@ class Authenticate:
         ctx = RequestContext(tenant_id=tenant_id, token_tenant_id=principal.tenant_id,
                              role=principal.role, request_id=req.context.request_id,
                              username=principal.token_id)
-        if tenant_id != principal.tenant_id and not ctx.is_admin:
-            raise InvalidTenant(target=tenant_id, actual=principal.tenant_id)
+        if tenant_id != principal.tenant_id:
+            if not ctx.is_admin:
+                raise InvalidTenant(target=tenant_id, actual=principal.tenant_id)
+            self._tenants.require_tenant_id(tenant_id)
         req.context.kiln = ctx

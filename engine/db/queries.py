@@ -184,6 +184,14 @@ def list_resources(session: Session, stack_id: str) -> list[Resource]:
         select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.name)))
 
 
+def list_resources_named(session: Session, stack_id: str, names: Sequence[str]
+                         ) -> list[Resource]:
+    if not names:
+        return []
+    return list(session.scalars(
+        select(Resource).where(Resource.stack_id == stack_id, Resource.name.in_(list(names)))))
+
+
 def get_resource(session: Session, stack: Stack, name: str) -> Resource:
     resource = session.scalars(
         select(Resource).where(Resource.stack_id == stack.id, Resource.name == name)).first()

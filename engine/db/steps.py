@@ -59,6 +59,7 @@ def save_progress(session: Session, step_id: int, owner: str, token: object,
 
 def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
     """Mark ``step`` done and make ready the steps waiting only on it."""
+    _lock_operation(session, step.operation_id)
     if not _close(session, step, owner, now, STEP_COMPLETE, None):
         return False
     waiting = select(StepDependency.step_id).where(StepDependency.prerequisite_id == step.id)
@@ -73,10 +74,9 @@ def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
 
 def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -> bool:
     """Mark ``step`` failed; steps not yet started will never run."""
+    operation = _lock_operation(session, step.operation_id)
     if not _close(session, step, owner, now, STEP_FAILED, reason):
         return False
-    operation = session.get(Operation, step.operation_id, with_for_update=True)
-    assert operation is not None
     if operation.failure_reason is None:
         operation.failure_reason = reason
     session.execute(update(Step).where(Step.operation_id == step.operation_id,
@@ -94,6 +94,19 @@ def cancel_open_steps(session: Session, operation: Operation, now: Now) -> list[
                                        Step.state.in_(STEP_OPEN))
                     .values(state=STEP_CANCELLED, lease_owner=None, finished_at=now))
     return running
+
+
+def _lock_operation(session: Session, operation_id: str) -> Operation:
+    """Serialise the closing of an operation's steps.
+
+    Without it two workers closing the last two steps at once on PostgreSQL each still
+    see the other's step open, and neither hands the operation to its finisher. Taking
+    the operation row first, before any step row, also fixes one lock order for all.
+    """
+    operation = session.get(Operation, operation_id, with_for_update=True,
+                            populate_existing=True)
+    assert operation is not None, f"operation {operation_id} vanished under its steps"
+    return operation
 
 
 def _close(session: Session, step: Step, owner: str, now: Now, state: str,

@@ -48,7 +48,9 @@ ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
 STACK_FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status",
                  "stack_status": "status", "action": "action", "stack_action": "action"}
-RESOURCE_FILTERS = {"type", "status", "name", "action", "id", "physical_resource_id",
+# NOTE: Heat's "id" filter matches a resource uuid Kiln does not expose; refusing it is
+# better than accepting and ignoring it.
+RESOURCE_FILTERS = {"type", "status", "name", "action", "physical_resource_id",
                     "nested_depth", "with_detail"}
 EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
 

@@ -20,8 +20,8 @@ from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound
 from engine.services.records import IssuedToken, Principal, TenantRecord, TokenRecord
 
 Clock = Callable[[], datetime.datetime]
-# NOTE: writing last_used_at on every request would make every read a write (and
-# serialise reads on SQLite); a minute's precision is what an operator needs.
+# NOTE: writing last_used_at on every request would add a row write (and on SQLite a WAL
+# append) to every read; a minute's precision is what an operator needs.
 LAST_USED_PRECISION = datetime.timedelta(minutes=1)
 
 
@@ -78,6 +78,12 @@ class TenantService:
             if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
                 token.last_used_at = now
             return Principal(token.id, token.tenant_id, token.role)
+
+    def require_tenant_id(self, tenant_id: str) -> None:
+        """Raise EntityNotFound unless a tenant has exactly this id (admins name any)."""
+        with self._db.transaction() as session:
+            if session.get(Tenant, tenant_id) is None:
+                raise EntityNotFound(entity="Tenant", name=tenant_id)
 
     def get_tenant(self, name_or_id: str) -> TenantRecord:
         record = self.find_tenant(name_or_id)

@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from engine.db import leases
 from engine.db.models import Step, Worker
@@ -24,6 +25,7 @@ from engine.worker.operation import OperationDriver
 from engine.worker.step import HeldStep, StepRunner
 
 LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 Clock = Callable[[], datetime.datetime]
 
 
@@ -75,6 +77,9 @@ class WorkerLoop:
             except DatabaseUnavailable as exc:
                 LOG.warning("database unavailable, retrying: %s", exc.message)
                 busy = False
+            except Exception:  # noqa: BLE001 -- the loop outlives every bug it meets
+                LOG.exception("worker %s: tick failed; continuing", self.id)
+                busy = False
             if not busy:
                 stop.wait(self._idle_wait())
         self.hand_back()
@@ -124,7 +129,7 @@ class WorkerLoop:
                 session, self.id, now, self._settings.lease_seconds,
                 self._settings.operations_per_tick)]
         for operation_id in claimed:
-            self._operations.advance(operation_id)
+            self._guarded(self._operations.advance, operation_id)
         return bool(claimed)
 
     def _claim_steps(self, now: datetime.datetime) -> bool:
@@ -135,7 +140,7 @@ class WorkerLoop:
             claimed = [step.id for step in leases.claim_steps(
                 session, self.id, now, self._settings.lease_seconds, free)]
         for step_id in claimed:
-            held = self._steps.start(step_id)
+            held = self._guarded(self._steps.start, step_id)
             if held is not None:
                 self._held[step_id] = held
         return bool(claimed)
@@ -144,9 +149,24 @@ class WorkerLoop:
         now = self._clock().timestamp()
         due = [held for held in self._held.values() if held.next_poll_at <= now]
         for held in due:
-            if self._steps.poll(held):
+            if self._guarded(self._steps.poll, held) is not False:
                 self._held.pop(held.step_id, None)
         return bool(due)
+
+    def _guarded(self, call: Callable[[Any], T], item: Any) -> T | None:
+        """Run one item's work; a bug there is logged and the item left to its lease.
+
+        Plugin failures are already state (the step runner records them); what reaches
+        here is a Kiln bug, and one bad item must not stop the worker for every other.
+        """
+        try:
+            return call(item)
+        except DatabaseUnavailable:
+            raise
+        except Exception:  # noqa: BLE001
+            LOG.exception("worker %s: %s failed for %s; left for its lease to expire",
+                          self.id, getattr(call, "__name__", call), item)
+            return None
 
     def _idle_wait(self) -> float:
         wait = self._settings.idle_poll_seconds

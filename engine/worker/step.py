@@ -20,6 +20,7 @@ from engine.db.session import Database
 from engine.db.states import STEP_RUNNING
 from engine.errors import KilnError
 from engine.ir.build import properties_for_runtime
+from engine.ir.model import ResolvedStack
 from engine.resources.base import CREATE, DELETE, Resource, action_methods
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import hidden_values, redact
@@ -28,6 +29,7 @@ from engine.worker.state import StoredResource, StoredScope, stack_ir
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
 FIRST_POLL_SECONDS = 0.05
+IR_CACHE_SIZE = 128
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 
 
@@ -82,6 +84,7 @@ class StepRunner:
         self._owner = owner
         self._clock = clock
         self._max_poll = max_poll_seconds
+        self._irs: dict[str, ResolvedStack] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
 
@@ -93,7 +96,11 @@ class StepRunner:
                 return None
             if held.needs_start:
                 start, _ = action_methods(held.instance, held.action)
-                held.token = start()
+                try:
+                    held.token = start()
+                except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                    self._fail(held, exc)
+                    return None
                 held.needs_start = False
                 with self._db.transaction() as session:
                     self._save(session, held)
@@ -133,31 +140,44 @@ class StepRunner:
             if step is None or step.lease_owner != self._owner or step.state != STEP_RUNNING:
                 return None
             stack = queries.load_stack(session, step.stack_id)
-            rows = {row.name: row for row in queries.list_resources(session, stack.id)}
-            row = rows[step.resource_name]
-            ir = stack_ir(stack, self._registry)
-            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
-            cls = self._registry.get(row.type)
-            runtime = self._runtime_factory(stack, rows)
+            row = queries.get_resource(session, stack, step.resource_name)
             if step.action == DELETE and row.properties is None and row.physical_id is None:
                 # Never created: there is nothing to delete in the backend.
                 self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
                 if not steps.complete_step(session, step, self._owner, now):
                     raise LeaseLost()
                 return None
+            try:
+                cls = self._registry.get(row.type)
+                ir = self._ir(stack, step.operation_id)
+            except KilnError as exc:
+                # A type uninstalled since the stack was made: fail this step, keep working.
+                if not step.started:
+                    self._set_state(session, stack, row, step.action, IN_PROGRESS,
+                                    "state changed", now)
+                self._record_failure(session, step, stack, row, exc, (), now)
+                return None
+            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
             if not step.started:
                 self._set_state(session, stack, row, step.action, IN_PROGRESS,
                                 "state changed", now)
+            rows = {row.name: row}
             properties: Mapping[str, Any] = row.properties or {}
             if step.action == CREATE:
+                node = ir.resources[row.name]
+                # Only what this resource references, so a step costs O(its references),
+                # not O(size of the stack).
+                for other in queries.list_resources_named(session, stack.id,
+                                                          sorted(node.requires)):
+                    rows[other.name] = other
                 scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
-                                    self._registry, runtime)
+                                    self._registry, self._runtime_factory(stack, rows))
                 try:
-                    properties = properties_for_runtime(ir.resources[row.name], cls, scope)
+                    properties = properties_for_runtime(node, cls, scope)
                     row.properties = properties
                 except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
                     failure = exc
-            instance = cls(row.name, properties, runtime(row.name),
+            instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
                            physical_id=row.physical_id, data=dict(row.data or {}))
             held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
                             step.action, instance, secrets, token=step.token,
@@ -165,12 +185,21 @@ class StepRunner:
         if failure is None and step.action == CREATE and held.needs_start:
             try:
                 instance.validate()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
                 failure = exc
         if failure is not None:
             self._fail(held, failure)
             return None
         return held
+
+    def _ir(self, stack: Stack, operation_id: str) -> ResolvedStack:
+        """The stack's IR, built once per operation (one operation per stack at a time)."""
+        ir = self._irs.get(operation_id)
+        if ir is None:
+            if len(self._irs) >= IR_CACHE_SIZE:
+                self._irs.clear()
+            ir = self._irs[operation_id] = stack_ir(stack, self._registry)
+        return ir
 
     def _save(self, session: Any, held: HeldStep) -> None:
         next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)
@@ -193,23 +222,28 @@ class StepRunner:
             self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
 
     def _fail(self, held: HeldStep, exc: Exception) -> None:
-        message = exc.message if isinstance(exc, KilnError) else str(exc)
-        reason = redact(f"{type(exc).__name__}: resources.{held.resource_name}: {message}",
-                        held.secrets)
-        if not isinstance(exc, KilnError):
-            LOG.info("resource %s of stack %s failed %s: %s", held.resource_name,
-                     held.stack_id, held.action, type(exc).__name__)
         now = self._clock()
         with self._db.transaction() as session:
             step = session.get(Step, held.step_id)
-            stack_reason = f"Resource {held.action} failed: {reason}"
-            if step is None or not steps.fail_step(session, step, self._owner, now,
-                                                   stack_reason):
+            if step is None:
                 raise LeaseLost()
+            stack = queries.load_stack(session, held.stack_id)
             row = self._row(session, held)
             row.data = dict(held.instance.data)
-            stack = queries.load_stack(session, held.stack_id)
-            self._set_state(session, stack, row, held.action, FAILED, reason, now)
+            self._record_failure(session, step, stack, row, exc, held.secrets, now)
+
+    def _record_failure(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+                        exc: Exception, secrets: tuple[str, ...],
+                        now: datetime.datetime) -> None:
+        message = exc.message if isinstance(exc, KilnError) else str(exc)
+        reason = redact(f"{type(exc).__name__}: resources.{row.name}: {message}", secrets)
+        if not isinstance(exc, KilnError):
+            LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, step.action,
+                     type(exc).__name__)
+        if not steps.fail_step(session, step, self._owner, now,
+                               f"Resource {step.action} failed: {reason}"):
+            raise LeaseLost()
+        self._set_state(session, stack, row, step.action, FAILED, reason, now)
 
     # --- small pieces ---------------------------------------------------------------------
 

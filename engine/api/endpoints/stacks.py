@@ -8,11 +8,12 @@ import falcon
 
 from engine.api import views
 from engine.api.requests import base_url, context, flag, integer, json_body, multi, sort_dir
+from engine.errors import BadRequest
 from engine.services.stacks import StackQuery, StackService
 
 LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
-                "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
-                "not_tags", "not_tags_any"}
+                "show_nested", "show_hidden", "global_tenant"}
+TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
 
 
 class StackCollection:
@@ -21,6 +22,9 @@ class StackCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
+        if any(req.get_param(key) is not None for key in TAG_FILTERS):
+            # TODO(#4): tag filters; refused rather than silently ignored until then.
+            raise BadRequest(reason="Filtering stacks by tags is not supported by Kiln yet.")
         all_tenants = flag(req, "global_tenant") and ctx.is_admin
         query = StackQuery(
             filters=multi(req, skip=LIST_CONTROL), show_deleted=flag(req, "show_deleted"),

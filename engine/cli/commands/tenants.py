@@ -86,6 +86,7 @@ def _demo_env(kiln: Any, args: argparse.Namespace) -> int:
         creds = {"tenant_id": tenant.id, "token": issued.secret}
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # O_CREAT's mode does not narrow a file that already existed
         with os.fdopen(fd, "w") as handle:
             json.dump(creds, handle)
     print(f"export OS_AUTH_TYPE=admin_token "

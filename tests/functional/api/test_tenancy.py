@@ -59,6 +59,16 @@ def test_admin_token_acts_on_the_tenant_in_the_url(kiln_all: servers.Kiln) -> No
     assert listed[0].project == owner.tenant_id
 
 
+def test_admin_naming_a_tenant_that_does_not_exist_gets_404(kiln_all: servers.Kiln) -> None:
+    admin = servers.new_tenant(kiln_all.env, unique("ops-"), role="admin")
+    url = f"{kiln_all.endpoint('no-such-tenant')}/stacks"
+    response = requests.post(url, headers={"X-Auth-Token": admin.token}, timeout=10,
+                             json={"stack_name": "s", "template": templates.FAILING})
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == (
+        "The Tenant (no-such-tenant) could not be found.")
+
+
 def test_tokens_are_stored_hashed(kiln_all: servers.Kiln) -> None:
     creds = servers.new_tenant(kiln_all.env, unique("hash-"))
     database = kiln_all.env["OS_DEFAULT__STATE_PATH"] + "/kiln.sqlite"

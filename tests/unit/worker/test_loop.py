@@ -12,6 +12,7 @@ import pytest
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import migration
 from engine.db.session import Database
+from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stacks import EventQuery, StackLimits, StackService
 from engine.services.tenants import TenantService
@@ -35,7 +36,7 @@ WIDE = "heat_template_version: 2018-08-31\nresources:\n" + "".join(
 
 class Clock:
     def __init__(self) -> None:
-        self.now = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.timezone.utc)
+        self.now = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
 
     def __call__(self) -> datetime.datetime:
         return self.now
@@ -172,3 +173,51 @@ def test_graceful_stop_hands_steps_back_at_once(
     clock.advance(61)
     run(taker)
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+class Exploding(Resource):
+    """A type whose start raises, as a buggy plugin would."""
+
+    def handle_create(self) -> Any:
+        raise RuntimeError("backend said no")
+
+
+def test_a_plugin_that_raises_fails_its_resource_not_the_worker(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
+    types = {name: registry.get(name) for name in registry.names()}
+    with_exploding = ResourceTypeRegistry({**types, "Test::Exploding": Exploding})
+    stacks = StackService(db, with_exploding, StackLimits(), clock)
+    template = ("heat_template_version: 2018-08-31\nresources:\n"
+                "  bad: {type: 'Test::Exploding'}\n  fine: {type: OS::Heat::None}\n")
+    name, stack_id = create(stacks, ctx, template)
+    loop = worker(db, with_exploding, clock)
+    run(loop)
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status) == ("CREATE", "FAILED")
+    assert stack.status_reason == (
+        "Resource CREATE failed: RuntimeError: resources.bad: backend said no")
+
+    # The same worker goes on to serve other stacks.
+    other = stacks.create(ctx, {"stack_name": "next", "template": template.replace(
+        "  bad: {type: 'Test::Exploding'}\n", "")})
+    run(loop)
+    assert stacks.get(ctx, other.name, other.id).status == "COMPLETE"
+
+
+def test_deleting_a_stack_whose_type_was_uninstalled_fails_cleanly(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
+    types = {name: registry.get(name) for name in registry.names()}
+    before = ResourceTypeRegistry({**types, "Test::Gone": types["OS::Heat::None"]})
+    template = ("heat_template_version: 2018-08-31\nresources:\n"
+                "  gone: {type: 'Test::Gone'}\n")
+    name, stack_id = create(StackService(db, before, StackLimits(), clock), ctx, template)
+    run(worker(db, before, clock))
+
+    after = StackService(db, registry, StackLimits(), clock)
+    after.delete(ctx, name, stack_id)
+    loop = worker(db, registry, clock)
+    run(loop)
+    stack = after.get(ctx, name, stack_id)
+    assert (stack.action, stack.status) == ("DELETE", "FAILED")
+    assert "The Resource Type (Test::Gone) could not be found." in stack.status_reason
+    assert loop.held_count == 0
