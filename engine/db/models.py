@@ -117,6 +117,9 @@ class Operation(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(36))
     lease_expires_at: Mapped[datetime.datetime | None]
     attempt: Mapped[int] = mapped_column(Integer, default=0)
+    # Steps not yet closed; kept by db.steps under the operation's row lock, so finding
+    # the last step is O(1) rather than a count over every step of a large stack.
+    open_steps: Mapped[int] = mapped_column(Integer, default=0)
     deadline_at: Mapped[datetime.datetime]
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from engine.db.models import Event, Operation, Resource, Stack, Tenant, Token
 from engine.errors import ActionInProgress, Conflict, EntityNotFound, StackExists
@@ -62,6 +62,10 @@ def find_live_token(session: Session, token_hash: str) -> Token | None:
     return session.scalars(
         select(Token).where(Token.token_hash == token_hash, Token.revoked_at.is_(None))
     ).first()
+
+
+def touch_token(session: Session, token_id: str, now: Now) -> None:
+    session.execute(update(Token).where(Token.id == token_id).values(last_used_at=now))
 
 
 def list_tokens(session: Session, tenant_id: str) -> list[Token]:
@@ -120,9 +124,17 @@ def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
     return stack
 
 
+# The large JSON columns; a worker step needs none of them, and parsing a big template
+# on every step made each step cost O(size of the stack).
+_HEAVY = (Stack.template, Stack.template_text, Stack.parameters, Stack.environment,
+          Stack.files, Stack.outputs)
+
+
 def load_stack(session: Session, stack_id: str) -> Stack:
-    """By id alone, for workers (which act for whichever tenant owns the stack)."""
-    stack = session.get(Stack, stack_id)
+    """By id alone, for workers (which act for whichever tenant owns the stack).
+
+    The large JSON columns load only when first read, inside the session."""
+    stack = session.get(Stack, stack_id, options=[defer(c) for c in _HEAVY])
     if stack is None:
         raise EntityNotFound(entity="Stack", name=stack_id)
     return stack
@@ -193,8 +205,12 @@ def list_resources_named(session: Session, stack_id: str, names: Sequence[str]
 
 
 def get_resource(session: Session, stack: Stack, name: str) -> Resource:
+    return get_stack_resource(session, stack.id, name)
+
+
+def get_stack_resource(session: Session, stack_id: str, name: str) -> Resource:
     resource = session.scalars(
-        select(Resource).where(Resource.stack_id == stack.id, Resource.name == name)).first()
+        select(Resource).where(Resource.stack_id == stack_id, Resource.name == name)).first()
     if resource is None:
         raise EntityNotFound(entity="Resource", name=name)
     return resource

@@ -19,6 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import DatabaseUnavailable
 
+_READ_ONLY = "kiln_read_only"
+
 
 class Database:
     def __init__(self, url: str, *, pool_size: int = 10, sqlite_busy_timeout_ms: int = 30000,
@@ -26,6 +28,8 @@ class Database:
         self.url = url
         self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}),
+                                           expire_on_commit=False)
 
     @property
     def is_sqlite(self) -> bool:
@@ -35,6 +39,13 @@ class Database:
     def transaction(self) -> Iterator[Session]:
         """One unit of work: commit on success, roll back on any error."""
         with map_database_errors(), self._sessions() as session, session.begin():
+            yield session
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only unit of work. On SQLite it does not take the write lock, so API
+        reads never wait for (or stall) a worker's writes."""
+        with map_database_errors(), self._read_sessions() as session, session.begin():
             yield session
 
     def dispose(self) -> None:
@@ -77,7 +88,8 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _on_begin(connection: Any) -> None:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            read_only = connection.get_execution_options().get(_READ_ONLY)
+            connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)

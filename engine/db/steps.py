@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from engine.db.models import Operation, Step, StepDependency
@@ -44,6 +44,7 @@ def add_steps(session: Session, operation: Operation, action: str,
         StepDependency(step_id=steps[name].id, prerequisite_id=steps[dep].id)
         for name, deps in requires.items() for dep in deps
     )
+    operation.open_steps = len(steps)
     operation.state = OP_RUNNING if steps else OP_FINISHING
 
 
@@ -59,16 +60,17 @@ def save_progress(session: Session, step_id: int, owner: str, token: object,
 
 def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
     """Mark ``step`` done and make ready the steps waiting only on it."""
-    _lock_operation(session, step.operation_id)
+    operation = _lock_operation(session, step.operation_id)
     if not _close(session, step, owner, now, STEP_COMPLETE, None):
         return False
+    operation.open_steps -= 1
     waiting = select(StepDependency.step_id).where(StepDependency.prerequisite_id == step.id)
     session.execute(update(Step).where(Step.id.in_(waiting))
                     .values(prerequisites_left=Step.prerequisites_left - 1))
     session.execute(update(Step).where(Step.id.in_(waiting), Step.state == STEP_WAITING,
                                        Step.prerequisites_left == 0)
                     .values(state=STEP_READY))
-    _finish_operation_if_done(session, step.operation_id)
+    _finish_operation_if_done(operation)
     return True
 
 
@@ -79,10 +81,11 @@ def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -
         return False
     if operation.failure_reason is None:
         operation.failure_reason = reason
-    session.execute(update(Step).where(Step.operation_id == step.operation_id,
-                                       Step.state.in_((STEP_WAITING, STEP_READY)))
-                    .values(state=STEP_CANCELLED, finished_at=now))
-    _finish_operation_if_done(session, step.operation_id)
+    cancelled = session.execute(update(Step).where(Step.operation_id == step.operation_id,
+                                                   Step.state.in_((STEP_WAITING, STEP_READY)))
+                                .values(state=STEP_CANCELLED, finished_at=now))
+    operation.open_steps -= 1 + cancelled.rowcount
+    _finish_operation_if_done(operation)
     return True
 
 
@@ -93,6 +96,7 @@ def cancel_open_steps(session: Session, operation: Operation, now: Now) -> list[
     session.execute(update(Step).where(Step.operation_id == operation.id,
                                        Step.state.in_(STEP_OPEN))
                     .values(state=STEP_CANCELLED, lease_owner=None, finished_at=now))
+    operation.open_steps = 0
     return running
 
 
@@ -120,10 +124,6 @@ def _close(session: Session, step: Step, owner: str, now: Now, state: str,
     return result.rowcount == 1
 
 
-def _finish_operation_if_done(session: Session, operation_id: str) -> None:
-    still_open = session.scalar(select(func.count()).select_from(Step).where(
-        Step.operation_id == operation_id, Step.state.in_(STEP_OPEN)))
-    if not still_open:
-        session.execute(update(Operation).where(Operation.id == operation_id,
-                                                Operation.state == OP_RUNNING)
-                        .values(state=OP_FINISHING))
+def _finish_operation_if_done(operation: Operation) -> None:
+    if operation.open_steps <= 0 and operation.state == OP_RUNNING:
+        operation.state = OP_FINISHING

@@ -44,6 +44,7 @@ from engine.template.parse import document
 Clock = Callable[[], datetime.datetime]
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 STACK_TYPE = "OS::Heat::Stack"
+IR_CACHE_SIZE = 256
 ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
 STACK_FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status",
@@ -88,6 +89,7 @@ class StackService:
         self._registry = registry
         self._limits = limits
         self._clock = clock
+        self._irs: dict[tuple[str, datetime.datetime | None], ResolvedStack | None] = {}
 
     # --- writes -------------------------------------------------------------------------
 
@@ -153,7 +155,7 @@ class StackService:
 
     def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
         """(name, id) of a stack named by id (deleted ones too) or by live name."""
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             stack = None
             if _is_uuid(name_or_id):
                 stack = queries.find_stack_by_id(session, ctx.tenant_id, name_or_id)
@@ -164,9 +166,10 @@ class StackService:
             return stack.name, stack.id
 
     def get(self, ctx: RequestContext, name: str, stack_id: str) -> StackRecord:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
-            return self._record(self._ir(stack), stack)
+        # NOTE: built outside the transaction: a large template takes a while.
+        return self._record(self._ir(stack), stack)
 
     def list(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
         filters: dict[str, list[Any]] = {}
@@ -184,7 +187,7 @@ class StackService:
                         filters.setdefault("status", []).append(status)
             else:
                 filters.setdefault(column, []).extend(values)
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             rows, total = queries.list_stacks(
                 session, None if query.all_tenants else ctx.tenant_id, filters=filters,
                 show_deleted=query.show_deleted, limit=query.limit, marker=query.marker,
@@ -192,7 +195,7 @@ class StackService:
             return [self._record(None, row) for row in rows], total
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             return self._stack(session, ctx, name, stack_id).template
 
     def list_outputs(self, ctx: RequestContext, name: str, stack_id: str
@@ -213,10 +216,10 @@ class StackService:
         unknown = sorted(set(filters) - RESOURCE_FILTERS)
         if unknown:
             raise InvalidFilter(keys=unknown)
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
-            records = _resource_records(rows, self._ir(stack))
+        records = _resource_records(rows, self._ir(stack))
         return [r for r in records if _resource_matches(r, filters)]
 
     def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str
@@ -231,7 +234,7 @@ class StackService:
         unknown = sorted(set(query.filters) - EVENT_FILTERS)
         if unknown:
             raise InvalidFilter(keys=unknown)
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_events(session, stack.id, resource_name=resource_name,
                                        filters=dict(query.filters), limit=query.limit,
@@ -240,7 +243,7 @@ class StackService:
 
     def get_event(self, ctx: RequestContext, name: str, stack_id: str, resource_name: str,
                   event_id: str) -> EventRecord:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             row = queries.find_event(session, stack.id, event_id)
             if row is None or row.resource_name != resource_name:
@@ -270,13 +273,23 @@ class StackService:
         return queries.get_stack(session, ctx.tenant_id, name, stack_id)
 
     def _ir(self, stack: Stack) -> ResolvedStack | None:
+        """The stack's IR; cached, because a stack's template and parameters change only
+        through an operation, which bumps ``updated_at`` (the cache key includes it)."""
+        key = (stack.id, stack.updated_at)
+        if key in self._irs:
+            return self._irs[key]
         try:
-            doc = document(stack.template_text if stack.template_text else stack.template)
-            return build_from_document(doc, stack.parameters,
-                                       pseudo_parameters(stack.id, stack.name, stack.tenant_id),
-                                       self._registry.get)
+            # The stored object, not the text: it was validated with its lines at create,
+            # and parsing JSON is far cheaper than parsing YAML.
+            ir = build_from_document(document(stack.template), stack.parameters,
+                                     pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                                     self._registry.get)
         except StackValidationFailed:
-            return None  # a type uninstalled since: show the stack without its schema
+            ir = None  # a type uninstalled since: show the stack without its schema
+        if len(self._irs) >= IR_CACHE_SIZE:
+            self._irs.clear()
+        self._irs[key] = ir
+        return ir
 
     def _record(self, ir: ResolvedStack | None, stack: Stack) -> StackRecord:
         parameters: dict[str, Any] = {}

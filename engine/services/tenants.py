@@ -41,12 +41,12 @@ class TenantService:
             return _tenant(queries.add_tenant(session, name, self._clock()))
 
     def find_tenant(self, name_or_id: str) -> TenantRecord | None:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             tenant = queries.find_tenant(session, name_or_id)
             return _tenant(tenant) if tenant else None
 
     def list_tenants(self) -> list[TenantRecord]:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             return [_tenant(t) for t in queries.list_tenants(session)]
 
     def create_token(self, tenant: str, role: str) -> IssuedToken:
@@ -59,29 +59,32 @@ class TenantService:
             return IssuedToken(_token(token), secret)
 
     def list_tokens(self, tenant: str) -> list[TokenRecord]:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             owner = queries.get_tenant(session, tenant)
             return [_token(t) for t in queries.list_tokens(session, owner.id)]
 
     def is_live(self, secret: str) -> bool:
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             return queries.find_live_token(session, hash_token(secret)) is not None
 
     def authenticate(self, secret: str | None) -> Principal:
         if not secret:
             raise AuthenticationRequired(reason="no X-Auth-Token header was sent")
         now = self._clock()
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             token = queries.find_live_token(session, hash_token(secret))
             if token is None:
                 raise AuthenticationRequired(reason="the token is not valid")
-            if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
-                token.last_used_at = now
-            return Principal(token.id, token.tenant_id, token.role)
+            principal = Principal(token.id, token.tenant_id, token.role)
+            stale = token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION
+        if stale:
+            with self._db.transaction() as session:
+                queries.touch_token(session, principal.token_id, now)
+        return principal
 
     def require_tenant_id(self, tenant_id: str) -> None:
         """Raise EntityNotFound unless a tenant has exactly this id (admins name any)."""
-        with self._db.transaction() as session:
+        with self._db.read() as session:
             if session.get(Tenant, tenant_id) is None:
                 raise EntityNotFound(entity="Tenant", name=tenant_id)
 

@@ -19,7 +19,8 @@ RuntimeFactory = Callable[[str], Any]
 
 
 def stack_ir(stack: Stack, registry: ResourceTypeRegistry) -> ResolvedStack:
-    doc = document(stack.template_text if stack.template_text else stack.template)
+    # Lines only matter for errors the tenant can fix; those were reported at create.
+    doc = document(stack.template)
     return build_from_document(doc, stack.parameters,
                                pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                registry.get)

@@ -248,8 +248,7 @@ class StepRunner:
     # --- small pieces ---------------------------------------------------------------------
 
     def _row(self, session: Any, held: HeldStep) -> ResourceRow:
-        stack = queries.load_stack(session, held.stack_id)
-        return queries.get_resource(session, stack, held.resource_name)
+        return queries.get_stack_resource(session, held.stack_id, held.resource_name)
 
     def _runtime_factory(self, stack: Stack, rows: Mapping[str, ResourceRow]
                          ) -> Callable[[str], StepRuntime]:

@@ -110,6 +110,7 @@ def upgrade() -> None:
     sa.Column('lease_owner', sa.String(length=36), nullable=True),
     sa.Column('lease_expires_at', engine.db.base.UTCDateTime(timezone=True), nullable=True),
     sa.Column('attempt', sa.Integer(), nullable=False),
+    sa.Column('open_steps', sa.Integer(), nullable=False),
     sa.Column('deadline_at', engine.db.base.UTCDateTime(timezone=True), nullable=False),
     sa.Column('created_at', engine.db.base.UTCDateTime(timezone=True), nullable=False),
     sa.Column('updated_at', engine.db.base.UTCDateTime(timezone=True), nullable=True),

@@ -49,7 +49,7 @@ def wait(heat: Any, stack_id: str, wanted: str, timeout: float = 600) -> float:
             return time.monotonic() - started
         if not status.endswith("IN_PROGRESS"):
             raise RuntimeError(f"stack {stack_id} ended {status}")
-        time.sleep(0.02)
+        time.sleep(0.2)
     raise RuntimeError(f"stack {stack_id} not {wanted} after {timeout}s")
 
 

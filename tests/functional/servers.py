@@ -130,6 +130,7 @@ class Kiln:
 
 def start_all(state_path: pathlib.Path, database_url: str | None, **extra_env: str) -> Kiln:
     """kiln-all: API and worker in one process."""
+    state_path.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = kiln_environment(state_path, database_url, port, **extra_env)
     manage(env, "db", "upgrade")
@@ -145,6 +146,7 @@ def start_all(state_path: pathlib.Path, database_url: str | None, **extra_env: s
 
 def start_split(state_path: pathlib.Path, database_url: str, engines: int = 1) -> Kiln:
     """kiln-api under gunicorn plus separate kiln-engine processes."""
+    state_path.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = kiln_environment(state_path, database_url, port)
     manage(env, "db", "upgrade")

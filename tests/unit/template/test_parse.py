@@ -148,7 +148,7 @@ def test_bad_indentation_names_the_line() -> None:
 
 def test_a_tab_names_the_line() -> None:
     with pytest.raises(StackValidationFailed,
-                       match=r"^template:2: Error parsing template: .*'\\t'"):
+                       match=r"^template:2: Error parsing template: .*tab"):
         parse_text("a: 1\n\tb: 2\n")
 
 
