@@ -1,3 +1,9 @@
 import setuptools
 
-setuptools.setup()
+# NOTE: the migrations live in the top-level migrations/ folder but ship as the package
+# engine.migrations (see package_dir in setup.cfg); find_packages cannot discover a
+# sub-package that lives outside its parent, so it is named here.
+setuptools.setup(
+    packages=setuptools.find_packages(include=["engine", "engine.*", "plugins", "plugins.*"])
+    + ["engine.migrations"],
+)
