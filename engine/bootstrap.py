@@ -19,6 +19,7 @@ from engine import config
 from engine.api.app import ApiSettings, create_app
 from engine.db import migration
 from engine.db.session import Database
+from engine.errors import KilnError
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
@@ -62,6 +63,17 @@ def load_config(argv: Sequence[str], prog: str) -> cfg.ConfigOpts:
         level=logging.DEBUG if conf.debug else logging.INFO, stream=sys.stderr,
         format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
     return conf
+
+
+def start(argv: Sequence[str] | None, prog: str) -> Kiln:
+    """Configuration and wiring for a long-running process; exit 1 with the reason when
+    it must not start (a schema that is behind, a plugin that does not load)."""
+    conf = load_config(list(sys.argv[1:] if argv is None else argv), prog)
+    try:
+        return build(conf)
+    except KilnError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:

@@ -79,9 +79,17 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, error: falcon.
                       _params: Any) -> None:
     code = error.status_code
     message = error.description or error.title
-    _write(resp, code, fault_body(code, type(error).__name__, message))
+    _write(resp, code, fault_body(code, _status_class_name(error), message))
     for name, value in (error.headers or {}).items():
         resp.set_header(name, value)
+
+
+def _status_class_name(error: falcon.HTTPError) -> str:
+    """The per-status class (``HTTPNotFound``), not a refinement such as
+    ``HTTPRouteNotFound``: those are the names Heat's clients have always seen."""
+    mro = type(error).__mro__
+    return mro[mro.index(falcon.HTTPError) - 1].__name__ if mro[0] is not falcon.HTTPError \
+        else "HTTPError"
 
 
 def handle_unexpected(req: falcon.Request, resp: falcon.Response, error: Exception,

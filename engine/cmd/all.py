@@ -7,7 +7,6 @@ runs the same loop as ``kiln-engine`` in a thread beside it.
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -15,16 +14,11 @@ from typing import Any
 import waitress
 
 from engine import bootstrap
-from engine.errors import KilnError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    conf = bootstrap.load_config(list(sys.argv[1:] if argv is None else argv), "kiln-all")
-    try:
-        kiln = bootstrap.build(conf)
-    except KilnError as exc:
-        print(f"kiln-all: {exc}", file=sys.stderr)
-        return 1
+    kiln = bootstrap.start(argv, "kiln-all")
+    conf = kiln.conf
     stop = threading.Event()
     worker = kiln.worker()
     thread = threading.Thread(target=worker.run, args=(stop,), name="kiln-worker", daemon=True)

@@ -9,7 +9,6 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from engine import bootstrap
-from engine.errors import KilnError
 
 
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
@@ -30,12 +29,8 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    conf = bootstrap.load_config(args, "kiln-api")
-    try:
-        kiln = bootstrap.build(conf)  # fail here, before forking, on a schema that is behind
-    except KilnError as exc:
-        print(f"kiln-api: {exc}", file=sys.stderr)
-        return 1
+    kiln = bootstrap.start(args, "kiln-api")  # fail before forking, not in every worker
+    conf = kiln.conf
     kiln.db.dispose()
     print(f"Kiln API listening on {kiln.api_url}/v1/<tenant-id>", flush=True)
     _Gunicorn(args, {

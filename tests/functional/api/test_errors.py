@@ -141,7 +141,7 @@ def test_duplicate_stack_name_conflicts(api: Any) -> None:
 def test_unknown_stack_and_route(api: Any) -> None:
     message = fault(api.get("/stacks/nosuch"), 404, "EntityNotFound")
     assert message == "The Stack (nosuch) could not be found."
-    fault(api.get("/nothing-here"), 404, "HTTPRouteNotFound")
+    fault(api.get("/nothing-here"), 404, "HTTPNotFound")
 
 
 def test_wrong_method(api: Any) -> None:
