@@ -11,7 +11,7 @@ import datetime
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.context import RequestContext
@@ -32,6 +32,7 @@ from engine.errors import (
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services.attributes import read_attributes
 from engine.services.records import (
     EventRecord,
     ResourceRecord,
@@ -212,22 +213,31 @@ class StackService:
     # --- resources and events -----------------------------------------------------------
 
     def list_resources(self, ctx: RequestContext, name: str, stack_id: str,
-                       filters: Mapping[str, list[str]]) -> list[ResourceRecord]:
+                       filters: Mapping[str, list[str]], *, with_attributes: bool = False,
+                       ) -> list[ResourceRecord]:
         unknown = sorted(set(filters) - RESOURCE_FILTERS)
         if unknown:
             raise InvalidFilter(keys=unknown)
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
-        records = _resource_records(rows, self._ir(stack))
+        read = (lambda row: read_attributes(stack, row, self._registry, self._clock)) \
+            if with_attributes else None
+        records = _resource_records(rows, self._ir(stack), read)
         return [r for r in records if _resource_matches(r, filters)]
 
-    def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str
-                     ) -> ResourceRecord:
-        for record in self.list_resources(ctx, name, stack_id, {}):
-            if record.name == resource:
-                return record
-        raise ResourceNotFound(resource_name=resource, stack_name=name)
+    def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+                     with_attr: Sequence[str] = ()) -> ResourceRecord:
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            rows = queries.list_resources(session, stack.id)
+        if resource not in {row.name for row in rows}:
+            raise ResourceNotFound(resource_name=resource, stack_name=name)
+        records = _resource_records(
+            rows, self._ir(stack),
+            lambda row: read_attributes(stack, row, self._registry, self._clock, with_attr)
+            if row.name == resource else {})
+        return next(r for r in records if r.name == resource)
 
     def list_events(self, ctx: RequestContext, name: str, stack_id: str, query: EventQuery,
                     resource_name: str | None = None) -> list[EventRecord]:
@@ -404,7 +414,9 @@ def _is_uuid(value: str) -> bool:
         return False
 
 
-def _resource_records(rows: list[Resource], ir: ResolvedStack | None) -> list[ResourceRecord]:
+def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
+                      attributes: Callable[[Resource], dict[str, Any]] | None = None,
+                      ) -> list[ResourceRecord]:
     required_by: dict[str, list[str]] = {row.name: [] for row in rows}
     for row in rows:
         for dep in row.requires or []:
@@ -416,7 +428,8 @@ def _resource_records(rows: list[Resource], ir: ResolvedStack | None) -> list[Re
             required_by=sorted(required_by.get(row.name, [])),
             description=ir.resources[row.name].description
             if ir and row.name in ir.resources else "",
-            attributes={}, created_at=row.created_at, updated_at=row.updated_at)
+            attributes=attributes(row) if attributes else {},
+            created_at=row.created_at, updated_at=row.updated_at)
         for row in rows
     ]
 

@@ -17,7 +17,8 @@ class ResourceCollection:
                stack_name: str, stack_id: str) -> None:
         filters = multi(req)
         detail = flag(req, "with_detail")
-        records = self._stacks.list_resources(context(req), stack_name, stack_id, filters)
+        records = self._stacks.list_resources(context(req), stack_name, stack_id, filters,
+                                              with_attributes=detail)
         base = base_url(req, tenant_id)
         resp.media = {"resources": [views.resource(base, stack_name, stack_id, r, detail=detail)
                                     for r in records]}
@@ -29,6 +30,7 @@ class ResourceItem:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
-        record = self._stacks.get_resource(context(req), stack_name, stack_id, resource_name)
+        record = self._stacks.get_resource(context(req), stack_name, stack_id, resource_name,
+                                           req.get_param_as_list("with_attr") or ())
         resp.media = {"resource": views.resource(base_url(req, tenant_id), stack_name, stack_id,
                                                  record, detail=True)}

@@ -73,6 +73,11 @@ def test_outputs_and_resource_show(heat: Any) -> None:
     assert joined["output_value"].startswith("hello-")
     second = heat.resources.get(stack_id, "second")
     assert second.resource_type == "OS::Heat::RandomString"
+    assert second.attributes["value"] == joined["output_value"].split("-", 1)[1]
+    first = heat.resources.get(stack_id, "first", with_attr=["nothing_like_it"])
+    assert first.attributes == {"output": "hello", "nothing_like_it": None}
+    detailed = {r.resource_name: r for r in heat.resources.list(stack_id, with_detail=True)}
+    assert detailed["third"].attributes["output"] == joined["output_value"]
     with pytest.raises(heat_exc.HTTPNotFound):
         heat.resources.get(stack_id, "nope")
 

@@ -1,0 +1,52 @@
+"""Reading a resource's attributes from its stored state, for the API's resource views.
+
+The plugin computes them from properties, physical id and private data, as in the worker;
+the runtime it gets here refuses to write, because a read must never change a resource.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from engine.db.models import Resource as ResourceRow
+from engine.db.models import Stack
+from engine.resources.registry import ResourceTypeRegistry
+
+Clock = Callable[[], datetime.datetime]
+
+
+class ReadOnlyRuntime:
+    def __init__(self, stack: Stack, row: ResourceRow, clock: Clock) -> None:
+        self.stack_id = stack.id
+        self.stack_name = stack.name
+        self.tenant_id = stack.tenant_id
+        self.resource_key = f"{stack.id}/{row.name}/{row.id}"
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock().timestamp()
+
+    def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
+        raise RuntimeError("a resource tried to change its state while its attributes "
+                           "were being read")
+
+
+def read_attributes(stack: Stack, row: ResourceRow, registry: ResourceTypeRegistry,
+                    clock: Clock, extra: Iterable[str] = ()) -> dict[str, Any]:
+    """Every schema attribute plus ``extra`` names; unknown or failing ones are null."""
+    cls = registry.find(row.type)
+    names = list(cls.attributes_schema) if cls else []
+    names += [name for name in extra if name not in names]
+    if cls is None or row.properties is None:
+        return dict.fromkeys(names)  # not created (or type gone): nothing to read yet
+    instance = cls(row.name, row.properties, ReadOnlyRuntime(stack, row, clock),
+                   physical_id=row.physical_id, data=dict(row.data or {}))
+    values: dict[str, Any] = {}
+    for name in names:
+        try:
+            values[name] = instance.get_attribute(name)
+        except Exception:  # noqa: BLE001 -- Heat shows an attribute that fails as null
+            values[name] = None
+    return values
