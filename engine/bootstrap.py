@@ -6,7 +6,7 @@ built objects, never ``cfg.CONF``.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -28,13 +28,27 @@ from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
 WsgiApp = Callable[..., Any]
 
 
-@dataclasses.dataclass
 class Kiln:
-    conf: cfg.ConfigOpts
-    db: Database
-    registry: ResourceTypeRegistry
-    stacks: StackService
-    tenants: TenantService
+    """The wired application. Plugins load on first use, so ``kiln-manage db upgrade``
+    works while a broken plugin is being fixed; the long-running processes load them in
+    :func:`start` and refuse to run without them."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: Database) -> None:
+        self.conf = conf
+        self.db = db
+        self.tenants = TenantService(db, utcnow)
+
+    @functools.cached_property
+    def registry(self) -> ResourceTypeRegistry:
+        return ResourceTypeRegistry.load()
+
+    @functools.cached_property
+    def stacks(self) -> StackService:
+        limits = StackLimits(
+            max_template_bytes=self.conf.api.max_template_bytes,
+            max_resources_per_stack=self.conf.api.max_resources_per_stack,
+            default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
+        return StackService(self.db, self.registry, limits, utcnow)
 
     def wsgi_app(self) -> WsgiApp:
         return create_app(self.stacks, self.tenants,
@@ -70,7 +84,9 @@ def start(argv: Sequence[str] | None, prog: str) -> Kiln:
     it must not start (a schema that is behind, a plugin that does not load)."""
     conf = load_config(list(sys.argv[1:] if argv is None else argv), prog)
     try:
-        return build(conf)
+        kiln = build(conf)
+        kiln.registry  # noqa: B018 -- load every plugin now: fail at start, not mid-request
+        return kiln
     except KilnError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -85,10 +101,4 @@ def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:
                   sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms)
     if check_schema:
         migration.ensure_current(db)
-    registry = ResourceTypeRegistry.load()
-    limits = StackLimits(max_template_bytes=conf.api.max_template_bytes,
-                         max_resources_per_stack=conf.api.max_resources_per_stack,
-                         default_timeout_seconds=conf.engine.stack_action_timeout_seconds)
-    return Kiln(conf=conf, db=db, registry=registry,
-                stacks=StackService(db, registry, limits, utcnow),
-                tenants=TenantService(db, utcnow))
+    return Kiln(conf, db)

@@ -27,6 +27,7 @@ class BodyLimit:
         self._max = max_bytes
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.max_body_bytes = self._max
         length = req.content_length
         if length is not None and length > self._max:
             raise RequestLimitExceeded(

@@ -8,7 +8,7 @@ from typing import Any
 import falcon
 
 from engine.context import RequestContext
-from engine.errors import BadRequest
+from engine.errors import BadRequest, RequestLimitExceeded
 
 
 def context(req: falcon.Request) -> RequestContext:
@@ -22,7 +22,15 @@ def base_url(req: falcon.Request, tenant_id: str) -> str:
 
 
 def json_body(req: falcon.Request) -> dict[str, Any]:
-    raw = req.bounded_stream.read()
+    if req.content_length is None:
+        # A chunked body has no length up front: the server decodes it, we bound it.
+        limit: int = req.context.max_body_bytes
+        raw = req.stream.read(limit + 1)
+        if len(raw) > limit:
+            raise RequestLimitExceeded(
+                reason=f"JSON body size exceeds maximum allowed size ({limit} bytes).")
+    else:
+        raw = req.bounded_stream.read()
     if not raw.strip():
         raise BadRequest(reason="The request body is empty; a JSON object is required.")
     try:

@@ -135,6 +135,7 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
     known: dict[str, Any] = {}
     scope = _StaticScope(parameters)
     errors: list[KilnError] = []
+    deferred = False
     for key, value in props.items():
         if key not in schema.properties_schema:
             if not schema.allow_unknown_properties:
@@ -145,6 +146,7 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
         try:
             known[key] = resolve(value, scope)
         except Deferred:
+            deferred = True
             continue
         except KilnError as exc:
             errors.append(exc.at(template.doc.location((*path, key))))
@@ -161,6 +163,16 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
             errors.append(StackValidationFailed(
                 template.doc.location(path if props else path[:-1]),
                 reason=f"Property {key} not assigned"))
+    if not errors and not deferred:
+        # Everything is known before anything runs: the type's own cross-property checks
+        # can answer the tenant now rather than fail the create later.
+        try:
+            schema.validate_properties(coerce_properties(
+                schema.properties_schema, known, "",
+                allow_unknown=schema.allow_unknown_properties))
+        except KilnError as exc:
+            errors.append(StackValidationFailed(template.doc.location(path),
+                                                reason=exc.message))
     return errors
 
 

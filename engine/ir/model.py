@@ -19,6 +19,9 @@ class TypeSchema(Protocol):
     allow_unknown_properties: ClassVar[bool]
     allow_unknown_attributes: ClassVar[bool]
 
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None: ...
+
 
 @dataclasses.dataclass(frozen=True)
 class ResourceNode:

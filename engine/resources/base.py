@@ -132,8 +132,17 @@ class Resource:
 
     # --- validation -------------------------------------------------------------------
 
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        """Cross-property checks beyond the schema; raise ``StackValidationFailed``.
+
+        Pure: typed properties in, nothing else. Kiln calls it when a stack is created if
+        every property is known from the template and parameters (the tenant gets a 400),
+        and in the worker before the create when some come from other resources.
+        """
+
     def validate(self) -> None:
-        """Cross-property checks beyond the schema; raise ``StackValidationFailed``."""
+        type(self).validate_properties(self.properties)
 
     # --- actions: start, then poll --------------------------------------------------
 

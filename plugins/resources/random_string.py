@@ -109,15 +109,16 @@ class RandomString(Resource):
         ),
     }
 
-    def validate(self) -> None:
-        pools = self._pools()
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        pools = cls._pools(properties)
         if not pools:
             raise StackValidationFailed(
                 reason="At least one character class or character sequence is required"
             )
         if any(not pool for pool, _ in pools):
             raise StackValidationFailed(reason="A character sequence cannot be empty")
-        if sum(minimum for _, minimum in pools) > self.properties["length"]:
+        if sum(minimum for _, minimum in pools) > properties["length"]:
             raise StackValidationFailed(
                 reason="Length property cannot be smaller than combined character class "
                 "and character sequence minimums"
@@ -141,16 +142,17 @@ class RandomString(Resource):
     def get_reference_id(self) -> str | None:
         return self.data.get("value")
 
-    def _pools(self) -> list[tuple[str, int]]:
+    @staticmethod
+    def _pools(properties: Mapping[str, Any]) -> list[tuple[str, int]]:
         """Every (characters, minimum) pair; sequences first, as Heat draws them."""
-        sequences: Sequence[Mapping[str, Any]] = self.properties["character_sequences"] or []
-        classes: Sequence[Mapping[str, Any]] = self.properties["character_classes"] or []
+        sequences: Sequence[Mapping[str, Any]] = properties["character_sequences"] or []
+        classes: Sequence[Mapping[str, Any]] = properties["character_classes"] or []
         return [(s["sequence"], s["min"]) for s in sequences] + [
             (CHARACTER_CLASSES[c["class"]], c["min"]) for c in classes
         ]
 
     def _generate(self) -> str:
-        pools = self._pools()
+        pools = self._pools(self.properties)
         chars = [secrets.choice(pool) for pool, minimum in pools for _ in range(minimum)]
         # Heat fills the rest by first picking a class or sequence uniformly, so a short
         # sequence is not drowned out by a large class.

@@ -61,8 +61,9 @@ class Value(Resource):
         ),
     }
 
-    def validate(self) -> None:
-        self._typed_value()
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        cls._typed(properties)
 
     def handle_create(self) -> Token:
         if self.physical_id is None:
@@ -71,12 +72,13 @@ class Value(Resource):
 
     def get_attribute(self, name: str) -> Any:
         if name == "value":
-            return self._typed_value()
+            return self._typed(self.properties)
         return None
 
-    def _typed_value(self) -> Any:
-        value = self.properties["value"]
-        kind = self.properties["type"]
+    @staticmethod
+    def _typed(properties: Mapping[str, Any]) -> Any:
+        value = properties["value"]
+        kind = properties["type"]
         if kind is None:
             return value
         if kind == "json":

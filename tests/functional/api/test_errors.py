@@ -70,6 +70,15 @@ def stack(template: str, **extra: Any) -> dict[str, Any]:
     ("heat_template_version: 2018-08-31\nresources:\n  a:\n    type: OS::Heat::TestResource\n"
      "    properties:\n      wait_secs: soon\n",
      "StackValidationFailed", "template:6 resources.a.properties.wait_secs: Property error"),
+    ("heat_template_version: 2018-08-31\nresources:\n  pw:\n    type: OS::Heat::RandomString\n"
+     "    properties:\n      length: 2\n      character_classes: [{class: digits, min: 3}]\n",
+     "StackValidationFailed", "template:5 resources.pw.properties: Length property cannot be "
+                              "smaller than combined character class and character sequence "
+                              "minimums"),
+    ("heat_template_version: 2018-08-31\nresources:\n  v:\n    type: OS::Heat::Value\n"
+     "    properties: {value: abc, type: number}\n",
+     "StackValidationFailed", "template:5 resources.v.properties: Property error: value: "
+                              "Value 'abc' is not a number"),
     ("heat_template_version: 2099-01-01\n", "InvalidTemplateVersion",
      'template:1 heat_template_version: The template version is invalid'),
     ("heat_template_version: 2018-08-31\nresourcez: {}\n", "StackValidationFailed",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
+import requests
 from heatclient import exc as heat_exc
 
 from tests.functional import servers, templates
@@ -62,6 +64,17 @@ def test_chain_is_created_in_order_with_outputs_and_events(heat: Any) -> None:
     first_page = heat.events.list(stack_id, sort_dir="asc", limit=2)
     rest = heat.events.list(stack_id, sort_dir="asc", marker=first_page[-1].id)
     assert [e.id for e in first_page + rest] == [e.id for e in events]
+
+
+def test_a_chunked_request_body_is_read(kiln: servers.Kiln, heat: Any) -> None:
+    body = json.dumps({"stack_name": unique("chunked"), "template": templates.FAILING})
+    response = requests.post(
+        heat.http_client.endpoint + "/stacks", data=(part.encode() for part in [body[:10],
+                                                                                body[10:]]),
+        headers={"X-Auth-Token": heat.http_client.auth_token,
+                 "Content-Type": "application/json"}, timeout=10)
+    assert response.request.headers.get("Transfer-Encoding") == "chunked"
+    assert response.status_code == 201, response.text
 
 
 def test_outputs_and_resource_show(heat: Any) -> None:

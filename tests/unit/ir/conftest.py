@@ -15,7 +15,15 @@ from engine.template.hot import load
 from engine.template.parse import parse_text
 
 
-class Server:
+class _NoChecks:
+    """Types without cross-property checks, as the Resource base class defaults."""
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        return None
+
+
+class Server(_NoChecks):
     properties_schema: ClassVar[Mapping[str, Property]] = {
         "flavor": Property("string", required=True),
         "size": Property("integer", default=1),
@@ -30,7 +38,7 @@ class Server:
     allow_unknown_attributes: ClassVar[bool] = False
 
 
-class Anything:
+class Anything(_NoChecks):
     """Takes any property and has any attribute (like a template resource)."""
 
     properties_schema: ClassVar[Mapping[str, Property]] = {}
@@ -39,7 +47,7 @@ class Anything:
     allow_unknown_attributes: ClassVar[bool] = True
 
 
-class Plain:
+class Plain(_NoChecks):
     properties_schema: ClassVar[Mapping[str, Property]] = {"value": Property("string")}
     attributes_schema: ClassVar[Mapping[str, Attribute]] = {"value": Attribute()}
     allow_unknown_properties: ClassVar[bool] = False
