@@ -23,6 +23,7 @@ run: $(BIN)/python
 ## make test: install Kiln with its test dependencies and run the whole suite.
 test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider $(PYTEST_ARGS)
 
