@@ -25,6 +25,7 @@ test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider $(PYTEST_ARGS)
 
 ## make sample-config: regenerate etc/kiln/kiln.conf.sample (a test fails when it is stale).

@@ -80,8 +80,8 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, error: falcon.
     code = error.status_code
     message = error.description or error.title
     _write(resp, code, fault_body(code, _status_class_name(error), message))
-    for name, value in (error.headers or {}).items():
-        resp.set_header(name, value)
+    if error.headers:
+        resp.set_headers(error.headers)  # a mapping or (name, value) pairs
 
 
 def _status_class_name(error: falcon.HTTPError) -> str:
@@ -108,7 +108,7 @@ def _request_id(req: falcon.Request) -> str:
     return str(getattr(req.context, "request_id", ""))
 
 
-def register(app: falcon.App) -> None:
+def register(app: falcon.App[falcon.Request, falcon.Response]) -> None:
     # NOTE: Falcon picks the most specific handler by MRO, so order does not matter.
     app.add_error_handler(Exception, handle_unexpected)
     app.add_error_handler(falcon.HTTPError, handle_http_error)

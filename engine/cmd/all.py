@@ -9,9 +9,8 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Sequence
-from typing import Any
 
-import waitress
+from waitress.server import create_server
 
 from engine import bootstrap
 
@@ -22,9 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     worker = kiln.worker()
     thread = threading.Thread(target=worker.run, args=(stop,), name="kiln-worker", daemon=True)
-    server: Any = waitress.create_server(kiln.wsgi_app(), host=conf.api.bind_host,
-                                         port=conf.api.bind_port, threads=conf.api.threads,
-                                         ident="kiln")
+    server = create_server(kiln.wsgi_app(), host=conf.api.bind_host, port=conf.api.bind_port,
+                           threads=conf.api.threads, ident="kiln")
 
     def shut_down(*_: object) -> None:
         stop.set()

@@ -11,7 +11,7 @@ from gunicorn.app.base import BaseApplication
 from engine import bootstrap
 
 
-class _Gunicorn(BaseApplication):  # type: ignore[misc]
+class _Gunicorn(BaseApplication):
     def __init__(self, argv: Sequence[str], options: dict[str, Any]) -> None:
         self._argv = list(argv)
         self._options = options

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, Update, select, update
 from sqlalchemy.orm import Session
 
 from engine.db.models import Operation, Step, StepDependency
@@ -50,12 +51,11 @@ def add_steps(session: Session, operation: Operation, action: str,
 
 def save_progress(session: Session, step_id: int, owner: str, token: object,
                   next_poll_at: Now) -> bool:
-    result = session.execute(
+    return _rows_updated(session, (
         update(Step)
         .where(Step.id == step_id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
         .values(token=token, started=True, next_poll_at=next_poll_at)
-    )
-    return result.rowcount == 1
+    )) == 1
 
 
 def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
@@ -81,10 +81,11 @@ def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -
         return False
     if operation.failure_reason is None:
         operation.failure_reason = reason
-    cancelled = session.execute(update(Step).where(Step.operation_id == step.operation_id,
-                                                   Step.state.in_((STEP_WAITING, STEP_READY)))
-                                .values(state=STEP_CANCELLED, finished_at=now))
-    operation.open_steps -= 1 + cancelled.rowcount
+    cancelled = _rows_updated(session, update(Step)
+                              .where(Step.operation_id == step.operation_id,
+                                     Step.state.in_((STEP_WAITING, STEP_READY)))
+                              .values(state=STEP_CANCELLED, finished_at=now))
+    operation.open_steps -= 1 + cancelled
     _finish_operation_if_done(operation)
     return True
 
@@ -115,13 +116,21 @@ def _lock_operation(session: Session, operation_id: str) -> Operation:
 
 def _close(session: Session, step: Step, owner: str, now: Now, state: str,
            reason: str | None) -> bool:
-    result = session.execute(
+    return _rows_updated(session, (
         update(Step)
         .where(Step.id == step.id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
         .values(state=state, failure_reason=reason, finished_at=now, lease_owner=None,
                 lease_expires_at=None)
-    )
-    return result.rowcount == 1
+    )) == 1
+
+
+def _rows_updated(session: Session, statement: Update) -> int:
+    """Run an UPDATE and return the number of rows it matched.
+
+    ``Session.execute`` is typed as returning a ``Result``; for an UPDATE without
+    RETURNING it is a ``CursorResult``, which carries ``rowcount``.
+    """
+    return cast("CursorResult[Any]", session.execute(statement)).rowcount
 
 
 def _finish_operation_if_done(operation: Operation) -> None:

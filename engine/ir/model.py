@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from engine.errors import Location
 from engine.schema import Attribute, Property
@@ -12,15 +12,27 @@ from engine.template.parameters import ParameterSchema
 
 
 class TypeSchema(Protocol):
-    """What the IR needs to know of a resource type (a Resource class satisfies it)."""
+    """What the IR needs to know of a resource type, read from the type's *class object*.
 
-    properties_schema: ClassVar[Mapping[str, Property]]
-    attributes_schema: ClassVar[Mapping[str, Attribute]]
-    allow_unknown_properties: ClassVar[bool]
-    allow_unknown_attributes: ClassVar[bool]
+    A Resource subclass itself (not an instance) satisfies it: its class attributes are
+    the read-only members below, and its ``validate_properties`` classmethod, accessed on
+    the class, is the method. The members are read-only properties so that a class
+    attribute (``ClassVar``) matches them.
+    """
 
-    @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> None: ...
+    @property
+    def properties_schema(self) -> Mapping[str, Property]: ...
+
+    @property
+    def attributes_schema(self) -> Mapping[str, Attribute]: ...
+
+    @property
+    def allow_unknown_properties(self) -> bool: ...
+
+    @property
+    def allow_unknown_attributes(self) -> bool: ...
+
+    def validate_properties(self, properties: Mapping[str, Any]) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)

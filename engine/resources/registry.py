@@ -9,6 +9,7 @@ turn into confusing 400s for tenants.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from importlib.metadata import EntryPoint
 
 from stevedore import ExtensionManager
 from stevedore.extension import Extension
@@ -25,18 +26,20 @@ class ResourceTypeRegistry:
 
     @classmethod
     def load(cls, namespace: str = NAMESPACE) -> ResourceTypeRegistry:
-        def fail(_manager: object, entry_point: object, error: Exception) -> None:
+        def fail(_manager: ExtensionManager[Resource], entry_point: EntryPoint,
+                 error: BaseException) -> None:
             name = getattr(entry_point, "name", str(entry_point))
             raise PluginLoadFailed(name=name, namespace=namespace, reason=error) from error
 
-        manager: ExtensionManager[type[Resource]] = ExtensionManager(
+        # stevedore's type argument is what the plugin makes: Extension.plugin is type[T].
+        manager: ExtensionManager[Resource] = ExtensionManager(
             namespace, invoke_on_load=False, on_load_failure_callback=fail
         )
         return cls.from_extensions(manager.extensions, namespace)
 
     @classmethod
     def from_extensions(
-        cls, extensions: Iterable[Extension[type[Resource]]], namespace: str = NAMESPACE
+        cls, extensions: Iterable[Extension[Resource]], namespace: str = NAMESPACE
     ) -> ResourceTypeRegistry:
         types: dict[str, type[Resource]] = {}
         for ext in extensions:

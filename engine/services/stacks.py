@@ -172,7 +172,7 @@ class StackService:
         # NOTE: built outside the transaction: a large template takes a while.
         return self._record(self._ir(stack), stack)
 
-    def list(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
+    def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
         filters: dict[str, list[Any]] = {}
         for key, values in query.filters.items():
             column = STACK_FILTERS.get(key)

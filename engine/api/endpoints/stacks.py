@@ -32,7 +32,7 @@ class StackCollection:
             sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),
             sort_dir=sort_dir(req) or ("asc" if req.get_param("sort_keys") else "desc"),
             all_tenants=all_tenants)
-        records, total = self._stacks.list(ctx, query)
+        records, total = self._stacks.list_stacks(ctx, query)
         base = base_url(req, tenant_id)
         body: dict[str, Any] = {"stacks": [
             views.stack_summary(base, r, with_project=ctx.is_admin) for r in records]}
@@ -61,7 +61,7 @@ class StackDetailCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
-        records, _ = self._stacks.list(ctx, StackQuery())
+        records, _ = self._stacks.list_stacks(ctx, StackQuery())
         base = base_url(req, tenant_id)
         resp.media = {"stacks": [views.stack_summary(base, r, with_project=False)
                                  for r in records]}

@@ -54,13 +54,13 @@ class Plain(_NoChecks):
     allow_unknown_attributes: ClassVar[bool] = False
 
 
-TYPES: dict[str, type] = {"Test::Server": Server, "Test::Anything": Anything,
-                          "Test::Plain": Plain}
+TYPES: dict[str, TypeSchema] = {"Test::Server": Server, "Test::Anything": Anything,
+                                "Test::Plain": Plain}
 
 
 def lookup(type_name: str) -> TypeSchema:
     try:
-        return TYPES[type_name]  # type: ignore[return-value]
+        return TYPES[type_name]
     except KeyError:
         raise ResourceTypeNotFound(type_name=type_name) from None
 
