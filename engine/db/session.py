@@ -1,8 +1,9 @@
 """Engine and session factory, the transaction helper, and SQLite's single-writer setup.
 
-SQLite: WAL so readers do not block the writer, ``BEGIN IMMEDIATE`` so every transaction
-takes the write lock up front (a deferred transaction that later tries to write is the
-classic source of "database is locked"), a busy timeout, and foreign keys on.
+SQLite: WAL so readers do not block the writer; ``BEGIN IMMEDIATE`` so every writing
+transaction takes the write lock up front (a deferred transaction that later tries to write
+is the classic source of "database is locked"), while :meth:`Database.read` uses a plain
+``BEGIN`` and never takes it; a busy timeout; foreign keys on.
 PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to.
 """
 

@@ -42,7 +42,7 @@ class SourceDocument:
         return Location(path=render_path(path), line=self.lines.get(probe), file=self.file)
 
 
-# NOTE: libyaml's parser when PyYAML was built with it: about ten times faster than the
+# NOTE: libyaml's parser when PyYAML was built with it: several times faster than the
 # pure-Python one, with the same marks (line numbers).
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -30,6 +30,9 @@ from engine.worker.step import StepRuntime
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
 STACK_TYPE = "OS::Heat::Stack"
+# Claims of one operation before it is given up; a normal one needs at most three
+# (plan, time-out check, finish), so ten means its phases keep failing.
+MAX_ATTEMPTS = 10
 
 
 class OperationDriver:
@@ -48,7 +51,9 @@ class OperationDriver:
             if operation is None or operation.lease_owner != self._owner:
                 return
             stack = queries.load_stack(session, operation.stack_id)
-            if operation.state == OP_PENDING:
+            if operation.attempt > MAX_ATTEMPTS:
+                self._give_up(session, operation, stack, now)
+            elif operation.state == OP_PENDING:
                 self._plan(session, operation, stack, now)
             elif operation.state == OP_RUNNING and operation.deadline_at <= now:
                 self._time_out(session, operation, stack, now)
@@ -57,6 +62,16 @@ class OperationDriver:
             release_operation(session, operation)
 
     # --- phases -------------------------------------------------------------------------
+
+    def _give_up(self, session: Any, operation: Operation, stack: Stack,
+                 now: datetime.datetime) -> None:
+        """End an operation whose phases keep failing (a Kiln bug, logged each time):
+        better a FAILED stack an operator can see than a retry every lease forever."""
+        steps.cancel_open_steps(session, operation, now)
+        reason = (f"Stack {operation.action} failed: Kiln could not advance this operation "
+                  f"after {MAX_ATTEMPTS} attempts; the engine log has the cause")
+        operation.failure_reason = reason
+        self._conclude(session, operation, stack, "FAILED", reason, now)
 
     def _plan(self, session: Any, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
@@ -109,11 +124,18 @@ class OperationDriver:
                 queries.delete_resources(session, stack.id)
                 stack.deleted_at = now
                 stack.outputs = None
+        self._conclude(session, operation, stack, status, reason, now)
+
+    @staticmethod
+    def _conclude(session: Any, operation: Operation, stack: Stack, status: str, reason: str,
+                  now: datetime.datetime) -> None:
+        """Write the final stack state and its event; close the operation."""
+        action = operation.action
         stack.action, stack.status, stack.status_reason = action, status, reason
         queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
                           physical_resource_id=stack.id, resource_type=STACK_TYPE,
                           action=action, status=status, reason=reason, now=now)
-        operation.state = OP_FAILED if failed else OP_COMPLETE
+        operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
         operation.finished_at = now
         LOG.info("stack %s %s %s", stack.id, action, status)
 

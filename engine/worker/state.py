@@ -9,10 +9,12 @@ from typing import Any
 
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack
+from engine.errors import KilnError
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
+from engine.template.parameters import hidden_values, parse_schemas
 from engine.template.parse import document
 
 RuntimeFactory = Callable[[str], Any]
@@ -24,6 +26,19 @@ def stack_ir(stack: Stack, registry: ResourceTypeRegistry) -> ResolvedStack:
     return build_from_document(doc, stack.parameters,
                                pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                registry.get)
+
+
+def stack_secrets(stack: Stack) -> tuple[str, ...]:
+    """Hidden parameter values, from the template's parameters section alone: unlike the
+    IR this needs no resource type, so it works when a type has been uninstalled."""
+    template = stack.template if isinstance(stack.template, dict) else {}
+    try:
+        schemas = parse_schemas(document(template), template.get("parameters"))
+    except KilnError:
+        return ()
+    values = {name: stack.parameters.get(name, schema.default)
+              for name, schema in schemas.items()}
+    return hidden_values(schemas, values)
 
 
 @dataclasses.dataclass(frozen=True)

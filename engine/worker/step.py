@@ -11,7 +11,7 @@ import dataclasses
 import datetime
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.db import queries, steps
 from engine.db.models import Resource as ResourceRow
@@ -23,13 +23,14 @@ from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
 from engine.resources.base import CREATE, DELETE, Resource, action_methods
 from engine.resources.registry import ResourceTypeRegistry
-from engine.template.parameters import hidden_values, redact
-from engine.worker.state import StoredResource, StoredScope, stack_ir
+from engine.template.parameters import redact
+from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
 FIRST_POLL_SECONDS = 0.05
-IR_CACHE_SIZE = 128
+PER_OPERATION_CACHE_SIZE = 128
+T = TypeVar("T")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 
 
@@ -85,6 +86,7 @@ class StepRunner:
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._irs: dict[str, ResolvedStack] = {}
+        self._secrets: dict[str, tuple[str, ...]] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
 
@@ -149,7 +151,9 @@ class StepRunner:
                 return None
             try:
                 cls = self._registry.get(row.type)
-                ir = self._ir(stack, step.operation_id)
+                # A delete needs no IR: one uninstalled type must not fail every other
+                # resource's delete along with its own.
+                ir = self._ir(stack, step.operation_id) if step.action == CREATE else None
             except KilnError as exc:
                 # A type uninstalled since the stack was made: fail this step, keep working.
                 if not step.started:
@@ -157,13 +161,14 @@ class StepRunner:
                                     "state changed", now)
                 self._record_failure(session, step, stack, row, exc, (), now)
                 return None
-            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+            secrets = self._per_operation(self._secrets, step.operation_id,
+                                          lambda: stack_secrets(stack))
             if not step.started:
                 self._set_state(session, stack, row, step.action, IN_PROGRESS,
                                 "state changed", now)
             rows = {row.name: row}
             properties: Mapping[str, Any] = row.properties or {}
-            if step.action == CREATE:
+            if ir is not None:
                 node = ir.resources[row.name]
                 # Only what this resource references, so a step costs O(its references),
                 # not O(size of the stack).
@@ -194,12 +199,16 @@ class StepRunner:
 
     def _ir(self, stack: Stack, operation_id: str) -> ResolvedStack:
         """The stack's IR, built once per operation (one operation per stack at a time)."""
-        ir = self._irs.get(operation_id)
-        if ir is None:
-            if len(self._irs) >= IR_CACHE_SIZE:
-                self._irs.clear()
-            ir = self._irs[operation_id] = stack_ir(stack, self._registry)
-        return ir
+        return self._per_operation(self._irs, operation_id,
+                                   lambda: stack_ir(stack, self._registry))
+
+    @staticmethod
+    def _per_operation(cache: dict[str, T], operation_id: str, make: Callable[[], T]) -> T:
+        if operation_id not in cache:
+            if len(cache) >= PER_OPERATION_CACHE_SIZE:
+                cache.clear()
+            cache[operation_id] = make()
+        return cache[operation_id]
 
     def _save(self, session: Any, held: HeldStep) -> None:
         next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)

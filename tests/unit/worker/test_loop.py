@@ -221,3 +221,42 @@ def test_deleting_a_stack_whose_type_was_uninstalled_fails_cleanly(
     assert (stack.action, stack.status) == ("DELETE", "FAILED")
     assert "The Resource Type (Test::Gone) could not be found." in stack.status_reason
     assert loop.held_count == 0
+
+
+def test_one_uninstalled_type_does_not_fail_the_other_deletes(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
+    types = {name: registry.get(name) for name in registry.names()}
+    before = ResourceTypeRegistry({**types, "Test::Gone": types["OS::Heat::None"]})
+    template = ("heat_template_version: 2018-08-31\nresources:\n"
+                "  gone: {type: 'Test::Gone'}\n  kept: {type: OS::Heat::None}\n")
+    name, stack_id = create(StackService(db, before, StackLimits(), clock), ctx, template)
+    run(worker(db, before, clock))
+
+    after = StackService(db, registry, StackLimits(), clock)
+    after.delete(ctx, name, stack_id)
+    run(worker(db, registry, clock))
+    statuses = {r.name: f"{r.action}_{r.status}"
+                for r in after.list_resources(ctx, name, stack_id, {})}
+    assert statuses == {"gone": "DELETE_FAILED", "kept": "DELETE_COMPLETE"}
+
+
+class BuggyRegistry(ResourceTypeRegistry):
+    """Stands for a bug in Kiln that makes planning raise every time."""
+
+    def get(self, type_name: str) -> Any:
+        raise RuntimeError("a bug")
+
+
+def test_an_operation_whose_planning_keeps_failing_is_given_up(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    name, stack_id = create(stacks, ctx, WAITING)
+    loop = worker(db, BuggyRegistry({}), clock)
+    for _ in range(12):
+        run(loop, ticks=1)
+        assert stacks.get(ctx, name, stack_id).status in ("IN_PROGRESS", "FAILED")
+        clock.advance(31)  # the failed attempt's lease expires; the next claim retries
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status) == ("CREATE", "FAILED")
+    assert stack.status_reason == ("Stack CREATE failed: Kiln could not advance this operation "
+                                   "after 10 attempts; the engine log has the cause")
