@@ -77,14 +77,15 @@ def list_tokens(session: Session, tenant_id: str) -> list[Token]:
 
 
 def add_stack_with_operation(session: Session, stack: Stack, operation: Operation,
-                             event: Event) -> None:
+                             now: Now) -> None:
     """Insert a new stack, its first operation and its first event, or raise StackExists."""
     session.add(stack)
     try:
         session.flush()
     except IntegrityError as exc:
         raise StackExists(stack_name=stack.name) from exc
-    session.add_all([operation, event])
+    session.add(operation)
+    add_stack_event(session, stack, now)
     session.flush()
 
 
@@ -240,6 +241,18 @@ def add_event(session: Session, *, stack_id: str, resource_name: str, physical_r
                   reason=reason[:255], properties=properties, created_at=now)
     session.add(event)
     return event
+
+
+STACK_TYPE = "OS::Heat::Stack"
+
+
+def add_stack_event(session: Session, stack: Stack, now: Now) -> Event:
+    """The stack-level event of the stack's current state: clients (``--wait``) find an
+    operation's end by these, named after the stack and carrying its id."""
+    return add_event(session, stack_id=stack.id, resource_name=stack.name,
+                     physical_resource_id=stack.id, resource_type=STACK_TYPE,
+                     action=stack.action, status=stack.status, reason=stack.status_reason,
+                     now=now)
 
 
 def list_events(session: Session, stack_id: str, *, resource_name: str | None,

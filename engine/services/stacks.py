@@ -44,7 +44,6 @@ from engine.template.parse import document
 
 Clock = Callable[[], datetime.datetime]
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
-STACK_TYPE = "OS::Heat::Stack"
 IR_CACHE_SIZE = 256
 ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
@@ -132,9 +131,8 @@ class StackService:
             disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
             timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
         operation = _operation(stack_id, "CREATE", now, timeout)
-        event = _stack_event(stack, "CREATE", "IN_PROGRESS", "Stack CREATE started", now)
         with self._db.transaction() as session:
-            queries.add_stack_with_operation(session, stack, operation, event)
+            queries.add_stack_with_operation(session, stack, operation, now)
             return self._record(ir, stack)
 
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
@@ -150,7 +148,7 @@ class StackService:
                 (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds))
             stack.action, stack.status = "DELETE", "IN_PROGRESS"
             stack.status_reason = "Stack DELETE started"
-            session.add(_stack_event(stack, "DELETE", "IN_PROGRESS", "Stack DELETE started", now))
+            queries.add_stack_event(session, stack, now)
 
     # --- stack reads --------------------------------------------------------------------
 
@@ -321,13 +319,6 @@ def _operation(stack_id: str, action: str, now: datetime.datetime, timeout: int)
     return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action, state=OP_PENDING,
                      attempt=0, created_at=now,
                      deadline_at=now + datetime.timedelta(seconds=timeout))
-
-
-def _stack_event(stack: Stack, action: str, status: str, reason: str,
-                 now: datetime.datetime) -> Event:
-    return Event(id=str(uuid.uuid4()), stack_id=stack.id, resource_name=stack.name,
-                 physical_resource_id=stack.id, resource_type=STACK_TYPE, action=action,
-                 status=status, reason=reason, created_at=now)
 
 
 def _parameters(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from engine.worker.step import StepRuntime
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
-STACK_TYPE = "OS::Heat::Stack"
 # Claims of one operation before it is given up; a normal one needs at most three
 # (plan, time-out check, finish), so ten means its phases keep failing.
 MAX_ATTEMPTS = 10
@@ -132,9 +131,7 @@ class OperationDriver:
         """Write the final stack state and its event; close the operation."""
         action = operation.action
         stack.action, stack.status, stack.status_reason = action, status, reason
-        queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
-                          physical_resource_id=stack.id, resource_type=STACK_TYPE,
-                          action=action, status=status, reason=reason, now=now)
+        queries.add_stack_event(session, stack, now)
         operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
         operation.finished_at = now
         LOG.info("stack %s %s %s", stack.id, action, status)
