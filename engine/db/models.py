@@ -50,7 +50,6 @@ class Stack(Base):
     status_reason: Mapped[str] = mapped_column(Text, default="")
     description: Mapped[str] = mapped_column(Text, default="")
     template: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    template_text: Mapped[str | None] = mapped_column(Text)
     parameters: Mapped[dict[str, Any]] = mapped_column(JSONType)
     environment: Mapped[dict[str, Any]] = mapped_column(JSONType)
     files: Mapped[dict[str, Any]] = mapped_column(JSONType)

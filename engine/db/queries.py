@@ -127,7 +127,7 @@ def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
 
 # The large JSON columns; a worker step needs none of them, and parsing a big template
 # on every step made each step cost O(size of the stack).
-_HEAVY = (Stack.template, Stack.template_text, Stack.parameters, Stack.environment,
+_HEAVY = (Stack.template, Stack.parameters, Stack.environment,
           Stack.files, Stack.outputs)
 
 

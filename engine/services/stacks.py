@@ -106,8 +106,7 @@ class StackService:
         template = body.get("template")
         if template is None:
             raise BadRequest(reason="No template specified")
-        template_text = template if isinstance(template, str) else None
-        size = len((template_text or json.dumps(template)).encode())
+        size = len((template if isinstance(template, str) else json.dumps(template)).encode())
         if size > self._limits.max_template_bytes:
             raise RequestLimitExceeded(
                 reason=f"Template size ({size} bytes) exceeds maximum allowed size "
@@ -125,7 +124,7 @@ class StackService:
         stack = Stack(
             id=stack_id, tenant_id=ctx.tenant_id, name=name, action="CREATE",
             status="IN_PROGRESS", status_reason="Stack CREATE started",
-            description=ir.description, template=doc.data, template_text=template_text,
+            description=ir.description, template=doc.data,
             parameters=parameters, environment=_environment(body), files=body.get("files") or {},
             outputs=None, tags=_tags(body.get("tags")),
             disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
