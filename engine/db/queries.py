@@ -278,11 +278,3 @@ def list_events(session: Session, stack_id: str, *, resource_name: str | None,
 def find_event(session: Session, stack_id: str, event_id: str) -> Event | None:
     return session.scalars(
         select(Event).where(Event.stack_id == stack_id, Event.id == event_id)).first()
-
-
-# --- operations -----------------------------------------------------------------------------
-
-
-def find_unfinished_operation(session: Session, stack_id: str) -> Operation | None:
-    return session.scalars(select(Operation).where(
-        Operation.stack_id == stack_id, Operation.finished_at.is_(None))).first()

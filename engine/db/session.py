@@ -32,10 +32,6 @@ class Database:
         self._read_sessions = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}),
                                            expire_on_commit=False)
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: commit on success, roll back on any error."""

@@ -30,7 +30,7 @@ class Plan:
 
 
 @dataclasses.dataclass(frozen=True)
-class StoredResource:
+class ExistingResource:
     """What the planner needs to know about a resource as it is stored."""
 
     name: str
@@ -44,7 +44,7 @@ def plan_create(stack: ResolvedStack) -> Plan:
     return Plan(CREATE, steps)
 
 
-def plan_delete(stored: Mapping[str, StoredResource]) -> Plan:
+def plan_delete(stored: Mapping[str, ExistingResource]) -> Plan:
     edges = {name: frozenset(r for r in res.requires if r in stored)
              for name, res in stored.items()}
     users = invert(edges)

@@ -63,7 +63,6 @@ Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
 CREATE, DELETE = "CREATE", "DELETE"
-ACTIONS = (CREATE, DELETE)
 
 
 class Runtime(Protocol):

@@ -19,8 +19,7 @@ from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_FINISHING, OP_PENDING, OP_RUNNING
 from engine.errors import KilnError
 from engine.ir.model import ResolvedStack
-from engine.ir.plan import CREATE, DELETE, plan_create, plan_delete
-from engine.ir.plan import StoredResource as PlannedResource
+from engine.ir.plan import CREATE, DELETE, ExistingResource, plan_create, plan_delete
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
@@ -75,7 +74,7 @@ class OperationDriver:
     def _plan(self, session: Any, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
         if operation.action == DELETE:
-            stored = {row.name: PlannedResource(row.name, frozenset(row.requires or ()))
+            stored = {row.name: ExistingResource(row.name, frozenset(row.requires or ()))
                       for row in queries.list_resources(session, stack.id)}
             plan = plan_delete(stored)
         else:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from engine.ir.plan import (
     CREATE,
     DELETE,
+    ExistingResource,
     Plan,
     PlannedStep,
-    StoredResource,
     plan_create,
     plan_delete,
 )
@@ -44,8 +44,8 @@ def test_plan_create_of_an_empty_stack(make: Make) -> None:
     assert plan_create(make("heat_template_version: rocky\n")) == Plan(CREATE, ())
 
 
-def stored(**requires: set[str]) -> dict[str, StoredResource]:
-    return {name: StoredResource(name, frozenset(deps)) for name, deps in requires.items()}
+def stored(**requires: set[str]) -> dict[str, ExistingResource]:
+    return {name: ExistingResource(name, frozenset(deps)) for name, deps in requires.items()}
 
 
 def test_plan_delete_inverts_the_graph() -> None:
@@ -79,7 +79,7 @@ def test_create_then_delete_of_the_same_stack_are_mirror_images(make: Make) -> N
     stack = make(CHAIN)
     created = plan_create(stack)
 
-    deleted = plan_delete({s.resource: StoredResource(s.resource, s.requires)
+    deleted = plan_delete({s.resource: ExistingResource(s.resource, s.requires)
                            for s in created.steps})
 
     waits_on_create = {(s.resource, r) for s in created.steps for r in s.requires}
