@@ -19,8 +19,11 @@ from engine import config
 from engine.api.app import ApiSettings, create_app
 from engine.db import migration
 from engine.db.session import Database
-from engine.errors import KilnError
+from engine.errors import KilnError, PluginConfigInvalid
+from engine.lifecycle.base import PluginServices
+from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services.lifecycle import LifecycleService
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
@@ -43,15 +46,34 @@ class Kiln:
         return ResourceTypeRegistry.load()
 
     @functools.cached_property
+    def lifecycle(self) -> LifecycleRegistry:
+        group = self.conf.lifecycle_plugins
+        try:
+            timeouts = {name: float(value)
+                        for name, value in group.plugin_timeout_seconds.items()}
+        except ValueError as exc:
+            raise PluginConfigInvalid(option="plugin_timeout_seconds", reason=str(exc)) from None
+        settings = LifecycleSettings(
+            enabled=tuple(group.enabled), disabled=tuple(group.disabled),
+            timeout_seconds=group.timeout_seconds, on_timeout=group.on_timeout,
+            plugin_timeout_seconds=timeouts, plugin_on_timeout=dict(group.plugin_on_timeout))
+        return LifecycleRegistry.load(settings, PluginServices(self.conf, self.db, utcnow))
+
+    @functools.cached_property
+    def lifecycle_service(self) -> LifecycleService:
+        return LifecycleService(self.lifecycle)
+
+    @functools.cached_property
     def stacks(self) -> StackService:
         limits = StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_resources_per_stack=self.conf.api.max_resources_per_stack,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
-        return StackService(self.db, self.registry, limits, utcnow)
+        return StackService(self.db, self.registry, limits, utcnow,
+                            lifecycle=self.lifecycle_service)
 
     def wsgi_app(self) -> WsgiApp:
-        return create_app(self.stacks, self.tenants,
+        return create_app(self.stacks, self.tenants, self.lifecycle_service,
                           ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
 
     def worker(self) -> WorkerLoop:
@@ -60,8 +82,10 @@ class Kiln:
             max_parallel_steps=engine.max_parallel_steps, lease_seconds=engine.lease_seconds,
             heartbeat_interval_seconds=engine.heartbeat_interval_seconds,
             idle_poll_seconds=engine.idle_poll_seconds,
-            max_step_poll_seconds=engine.max_step_poll_seconds)
-        return WorkerLoop(self.db, self.registry, settings, host=self.conf.host)
+            max_step_poll_seconds=engine.max_step_poll_seconds,
+            operation_threads=engine.operation_threads)
+        return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
+                          lifecycle=self.lifecycle)
 
     @property
     def api_url(self) -> str:
@@ -85,7 +109,9 @@ def start(argv: Sequence[str] | None, prog: str) -> Kiln:
     conf = load_config(list(sys.argv[1:] if argv is None else argv), prog)
     try:
         kiln = build(conf)
-        kiln.registry  # noqa: B018 -- load every plugin now: fail at start, not mid-request
+        # Load every plugin now: fail at start, not mid-request.
+        kiln.registry  # noqa: B018
+        kiln.lifecycle  # noqa: B018
         return kiln
     except KilnError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

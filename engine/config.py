@@ -79,8 +79,29 @@ engine_opts = [
                  help="How long an idle worker sleeps before looking for work again."),
     cfg.FloatOpt("max_step_poll_seconds", default=1.0, min=0.01,
                  help="Longest interval between two completion checks of a waiting step."),
+    cfg.IntOpt("operation_threads", default=4, min=1,
+               help="Threads per worker that advance operations: plan, finish and call "
+               "lifecycle plugins, so a slow plugin never stalls resource work."),
     cfg.IntOpt("stack_action_timeout_seconds", default=3600, min=1,
                help="Timeout of a stack operation when the request gives no timeout_mins."),
+]
+
+lifecycle_plugin_opts = [
+    cfg.ListOpt("enabled", default=[],
+                help="Lifecycle plugins to call, by entry-point name. Empty: every plugin "
+                "installed in namespace kiln.lifecycle_plugins. Naming a plugin that is not "
+                "installed stops Kiln at start."),
+    cfg.ListOpt("disabled", default=[],
+                help="Installed lifecycle plugins not to call."),
+    cfg.FloatOpt("timeout_seconds", default=30.0, min=0.01,
+                 help="Longest a pre-op or post-op call may take before it is abandoned."),
+    cfg.StrOpt("on_timeout", default="fail", choices=["fail", "warn"],
+               help="What a pre-op timeout does: fail the operation, or record a warning "
+               "and go on."),
+    cfg.DictOpt("plugin_timeout_seconds", default={},
+                help="Per-plugin timeout_seconds, e.g. placement:60,licence:5."),
+    cfg.DictOpt("plugin_on_timeout", default={},
+                help="Per-plugin on_timeout, e.g. licence:warn."),
 ]
 
 GROUPS: dict[str | None, list[cfg.Opt]] = {
@@ -88,6 +109,7 @@ GROUPS: dict[str | None, list[cfg.Opt]] = {
     "database": database_opts,
     "api": api_opts,
     "engine": engine_opts,
+    "lifecycle_plugins": lifecycle_plugin_opts,
 }
 
 

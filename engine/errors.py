@@ -211,3 +211,11 @@ class SchemaBehind(Unavailable):
 
 class PluginLoadFailed(StartupFailed):
     msg_fmt = "Plugin {name} in namespace {namespace} could not be loaded: {reason}"
+
+
+class PluginOrderInvalid(StartupFailed):
+    msg_fmt = "Lifecycle plugins cannot be ordered: {reason}"
+
+
+class PluginConfigInvalid(StartupFailed):
+    msg_fmt = "Lifecycle plugin configuration [lifecycle_plugins] {option}: {reason}"

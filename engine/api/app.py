@@ -7,7 +7,16 @@ import dataclasses
 import falcon
 
 from engine.api import errors, middleware
-from engine.api.endpoints import events, resource_types, resources, stacks, versions
+from engine.api.endpoints import (
+    events,
+    lifecycle,
+    resource_types,
+    resources,
+    stacks,
+    validate,
+    versions,
+)
+from engine.services.lifecycle import LifecycleService
 from engine.services.stacks import StackService
 from engine.services.tenants import TenantService
 
@@ -22,6 +31,7 @@ class ApiSettings:
 
 
 def create_app(stack_service: StackService, tenant_service: TenantService,
+               lifecycle_service: LifecycleService,
                settings: ApiSettings) -> falcon.App[falcon.Request, falcon.Response]:
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
@@ -39,12 +49,17 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
 
     app.add_route(T + "/stacks", stacks.StackCollection(stack_service))
     app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(stack_service))
+    # Literal segments win over fields in Falcon's router; added first all the same, so
+    # the table reads in the order the paths are matched.
+    app.add_route(T + "/stacks/preview", stacks.StackPreview(stack_service))
     app.add_route(T + "/stacks/{stack_name}", stacks.StackLookup(stack_service))
     for suffix in LOOKUP_SUFFIXES:
         app.add_route(T + "/stacks/{stack_name}/" + suffix,
                       stacks.StackLookup(stack_service, "/" + suffix))
     app.add_route(STACK, stacks.StackItem(stack_service))
     app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
+    app.add_route(STACK + "/lifecycle",
+                  lifecycle.StackLifecycle(stack_service, lifecycle_service))
     app.add_route(STACK + "/outputs", stacks.OutputCollection(stack_service))
     app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(stack_service))
 
@@ -56,6 +71,7 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
     app.add_route(STACK + "/resources/{resource_name}/events/{event_id}",
                   events.EventItem(stack_service))
 
+    app.add_route(T + "/validate", validate.TemplateValidate(stack_service))
     app.add_route(T + "/resource_types", resource_types.ResourceTypeCollection(stack_service))
     app.add_route(T + "/resource_types/{type_name}",
                   resource_types.ResourceTypeItem(stack_service))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from engine.schema import AllowedPattern, AllowedValues, Length, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
+from engine.services.stacks import StackPreview, TemplateValidation
+from engine.template.parameters import ParameterSchema
 
 
 def timestamp(value: datetime.datetime | None) -> str | None:
@@ -98,6 +101,8 @@ def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
                   {"href": resource_href, "rel": "resource"},
                   {"href": stack_href, "rel": "stack"}],
     }
+    if ev.lifecycle is not None:
+        doc["lifecycle"] = ev.lifecycle  # Kiln's addition: the plugin call in structured form
     if detail:
         doc["resource_type"] = ev.resource_type
         doc["resource_properties"] = ev.properties
@@ -115,3 +120,93 @@ def resource_type(record: ResourceTypeRecord) -> dict[str, Any]:
         "support_status": {"status": "SUPPORTED", "message": None,
                            "version": record.support_version, "previous_status": None},
     }
+
+
+# --- dry runs: stack preview and template validate -----------------------------------
+
+# HOT parameter types as validate names them (the CFN names, as in Heat).
+VALIDATE_TYPES = {"string": "String", "number": "Number",
+                  "comma_delimited_list": "CommaDelimitedList", "json": "Json",
+                  "boolean": "Boolean"}
+
+
+def stack_preview(base: str, preview: StackPreview) -> dict[str, Any]:
+    """Heat's preview: the show shape without a status, ``"id": "None"``, output values
+    null, the resources in the engine's raw format; plus Kiln's ``lifecycle`` verdicts."""
+    record = preview.stack
+    doc = stack_detail(base, record, resolve_outputs=False)
+    del doc["stack_status"], doc["stack_status_reason"]
+    doc["stack_user_project_id"] = None
+    doc["outputs"] = preview.outputs
+    identity = {"tenant": record.tenant_id, "stack_name": record.name, "stack_id": record.id}
+    doc["resources"] = [{
+        "resource_name": res.name,
+        "resource_type": res.type,
+        "resource_action": "INIT",
+        "resource_status": "COMPLETE",
+        "resource_status_reason": "",
+        "physical_resource_id": "",
+        "creation_time": None,
+        "updated_time": None,
+        "required_by": res.required_by,
+        "description": res.description,
+        "metadata": res.metadata,
+        "attributes": dict.fromkeys(res.attributes),
+        "properties": res.properties,
+        "resource_identity": {**identity, "path": f"/resources/{res.name}"},
+        "stack_identity": {**identity, "path": ""},
+        "stack_name": record.name,
+    } for res in preview.resources]
+    doc["lifecycle"] = preview.lifecycle  # Kiln's addition
+    return doc
+
+
+def template_validation(result: TemplateValidation) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "Description": result.description,
+        "Parameters": {schema.name: _validate_parameter(schema, result.values)
+                       for schema in result.parameters},
+    }
+    if result.parameter_groups:
+        doc["ParameterGroups"] = result.parameter_groups
+    # Heat's user environment; every section but parameters is refused by Kiln, so empty.
+    doc["Environment"] = {
+        "parameters": result.values, "parameter_defaults": {},
+        "resource_registry": {"resources": {}}, "encrypted_param_names": [],
+        "event_sinks": [], "parameter_merge_strategies": {},
+    }
+    doc["lifecycle"] = result.lifecycle  # Kiln's addition
+    return doc
+
+
+def _validate_parameter(schema: ParameterSchema, values: dict[str, Any]) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "Type": VALIDATE_TYPES.get(schema.type, schema.type),
+        "Description": schema.description,
+        "NoEcho": "true" if schema.hidden else "false",
+        "Label": schema.label or schema.name,
+    }
+    if schema.has_default and schema.default is not None:
+        doc["Default"] = schema.default  # the service already masked a hidden one
+    if schema.name in values:
+        doc["Value"] = values[schema.name]
+    descriptions = []
+    for constraint, description in schema.constraints:
+        if isinstance(constraint, Length):
+            doc.update(_bounds("Length", constraint.min, constraint.max))
+        elif isinstance(constraint, Range):
+            doc.update(_bounds("Value", constraint.min, constraint.max))
+        elif isinstance(constraint, AllowedValues):
+            doc["AllowedValues"] = list(constraint.values)
+        elif isinstance(constraint, AllowedPattern):
+            doc["AllowedPattern"] = constraint.pattern
+        if description:
+            descriptions.append(description)
+    if descriptions:
+        doc["ConstraintDescription"] = " ".join(descriptions)
+    return doc
+
+
+def _bounds(noun: str, low: float | None, high: float | None) -> dict[str, Any]:
+    return {f"{edge}{noun}": value for edge, value in (("Min", low), ("Max", high))
+            if value is not None}

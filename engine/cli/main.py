@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.cli.commands import db, tenants
+from engine.cli.commands import db, lifecycle, tenants
 from engine.errors import KilnError
 
 Builder = Callable[[Sequence[str]], Any]
@@ -26,6 +26,7 @@ def parser() -> argparse.ArgumentParser:
     nouns = root.add_subparsers(dest="noun", required=True)
     db.register(nouns)
     tenants.register(nouns)
+    lifecycle.register(nouns)
     return root
 
 

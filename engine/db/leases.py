@@ -11,11 +11,18 @@ from __future__ import annotations
 import datetime
 from collections.abc import Collection
 
-from sqlalchemy import and_, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy.orm import Session, aliased
 
 from engine.db.models import Operation, Step, Worker
-from engine.db.states import OP_FINISHING, OP_PENDING, OP_RUNNING, STEP_READY, STEP_RUNNING
+from engine.db.states import (
+    OP_FINISHING,
+    OP_NOTIFYING,
+    OP_PENDING,
+    OP_RUNNING,
+    STEP_READY,
+    STEP_RUNNING,
+)
 
 Now = datetime.datetime
 
@@ -26,11 +33,18 @@ def _expiry(now: Now, lease_seconds: float) -> Now:
 
 def claim_operations(session: Session, owner: str, now: Now, lease_seconds: float,
                      limit: int) -> list[Operation]:
-    """Operations that need a worker: to plan, to finish, or to time out."""
+    """Operations that need a worker: to plan, to finish, to notify, or to time out.
+
+    A new operation waits while the stack's previous one still owes post-op calls, so
+    every plugin hears how one operation ended before it is asked about the next."""
+    previous = aliased(Operation)
+    notifying = exists().where(previous.stack_id == Operation.stack_id,
+                               previous.state == OP_NOTIFYING)
     query = (
         select(Operation)
         .where(
-            or_(Operation.state.in_((OP_PENDING, OP_FINISHING)),
+            or_(and_(Operation.state == OP_PENDING, ~notifying),
+                Operation.state.in_((OP_FINISHING, OP_NOTIFYING)),
                 and_(Operation.state == OP_RUNNING, Operation.deadline_at < now)),
             or_(Operation.lease_expires_at.is_(None), Operation.lease_expires_at < now),
         )
@@ -44,6 +58,17 @@ def claim_operations(session: Session, owner: str, now: Now, lease_seconds: floa
         operation.lease_expires_at = _expiry(now, lease_seconds)
         operation.attempt += 1
     return operations
+
+
+def renew_operation(session: Session, operation_id: str, owner: str, now: Now,
+                    lease_seconds: float) -> bool:
+    """Extend our lease on an operation; False if it is no longer ours."""
+    result = session.execute(
+        update(Operation)
+        .where(Operation.id == operation_id, Operation.lease_owner == owner)
+        .values(lease_expires_at=_expiry(now, lease_seconds))
+        .returning(Operation.id))
+    return result.first() is not None
 
 
 def release_operation(session: Session, operation: Operation) -> None:

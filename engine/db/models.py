@@ -95,6 +95,8 @@ class Event(Base):
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str] = mapped_column(String(255), default="")
     properties: Mapped[Any | None] = mapped_column(JSONType)
+    # A lifecycle plugin call: plugin, phase, action, verdict, message, duration_ms.
+    lifecycle: Mapped[Any | None] = mapped_column(JSONType)
     created_at: Mapped[datetime.datetime]
 
 
@@ -119,6 +121,11 @@ class Operation(Base):
     # Steps not yet closed; kept by db.steps under the operation's row lock, so finding
     # the last step is O(1) rather than a count over every step of a large stack.
     open_steps: Mapped[int] = mapped_column(Integer, default=0)
+    # Who asked (tenant, role, request id): the context lifecycle plugins are called with.
+    context: Mapped[Any] = mapped_column(JSONType, default=dict)
+    # Lifecycle calls made so far, so a worker that takes over neither repeats nor skips
+    # one: {"pre": [{"plugin", "verdict"}...], "post_order": [...], "post": [...]}.
+    lifecycle: Mapped[Any] = mapped_column(JSONType, default=dict)
     deadline_at: Mapped[datetime.datetime]
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, tuple_, update
+from sqlalchemy import and_, delete, func, null, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer
 
@@ -232,13 +232,16 @@ def record_physical_id(session: Session, resource_id: int, physical_id: str,
 
 def add_event(session: Session, *, stack_id: str, resource_name: str, physical_resource_id: str,
               resource_type: str, action: str, status: str, reason: str, now: Now,
-              properties: Any = None) -> Event:
+              properties: Any = None, lifecycle: Any = None) -> Event:
     event = Event(id=str(uuid.uuid4()), stack_id=stack_id, resource_name=resource_name,
                   physical_resource_id=physical_resource_id or "",
                   resource_type=resource_type, action=action, status=status,
                   # NOTE: Heat's column is 255 characters too; the full text stays in
                   # the stack or resource status reason.
-                  reason=reason[:255], properties=properties, created_at=now)
+                  reason=reason[:255], properties=properties,
+                  # SQL NULL, not JSON null, so "is a plugin call" is an indexable test.
+                  lifecycle=null() if lifecycle is None else lifecycle,
+                  created_at=now)
     session.add(event)
     return event
 
@@ -253,6 +256,12 @@ def add_stack_event(session: Session, stack: Stack, now: Now) -> Event:
                      physical_resource_id=stack.id, resource_type=STACK_TYPE,
                      action=stack.action, status=stack.status, reason=stack.status_reason,
                      now=now)
+
+
+def list_lifecycle_events(session: Session, stack_id: str) -> list[Event]:
+    query = (select(Event).where(Event.stack_id == stack_id, Event.lifecycle.is_not(None))
+             .order_by(Event.seq))
+    return list(session.scalars(query))
 
 
 def list_events(session: Session, stack_id: str, *, resource_name: str | None,

@@ -3,9 +3,11 @@ Kiln's own, for operations and steps."""
 
 from __future__ import annotations
 
-# Operation: planned by a worker, then run as steps, then finished by a worker.
-OP_PENDING, OP_RUNNING, OP_FINISHING, OP_COMPLETE, OP_FAILED = (
-    "PENDING", "RUNNING", "FINISHING", "COMPLETE", "FAILED")
+# Operation: pre-ops and plan, then steps, then the final stack state, then post-ops.
+# NOTIFYING operations are finished for the stack (``finished_at`` is set, so the next
+# operation can be accepted) but still owe post-op calls; the next one waits for them.
+OP_PENDING, OP_RUNNING, OP_FINISHING, OP_NOTIFYING, OP_COMPLETE, OP_FAILED = (
+    "PENDING", "RUNNING", "FINISHING", "NOTIFYING", "COMPLETE", "FAILED")
 
 # Step: waits for its prerequisites, becomes ready, is run under a lease.
 STEP_WAITING, STEP_READY, STEP_RUNNING, STEP_COMPLETE, STEP_FAILED, STEP_CANCELLED = (

@@ -28,7 +28,7 @@ from engine.template.parameters import resolve_values
 TypeLookup = Callable[[str], TypeSchema]
 
 
-class _StaticScope:
+class StaticScope:
     """Parameters are known before anything runs; resources are not."""
 
     def __init__(self, parameters: Mapping[str, Any]) -> None:
@@ -51,9 +51,12 @@ def build(
     user_parameters: Mapping[str, Any],
     pseudo_parameters: Mapping[str, Any],
     lookup: TypeLookup,
+    *,
+    require_all: bool = True,
 ) -> ResolvedStack:
     parameters = dict(pseudo_parameters)
-    parameters.update(resolve_values(template.parameters, user_parameters))
+    parameters.update(resolve_values(template.parameters, user_parameters,
+                                     require_all=require_all))
     errors: list[KilnError] = []
     types: dict[str, TypeSchema] = {}
     for name, definition in template.resources.items():
@@ -111,7 +114,7 @@ def _check_references(value: Any, parameters: Mapping[str, Any], template: HotTe
     errors: list[KilnError] = []
     for ref in iter_references(value):
         if ref.kind == "param":
-            if ref.name not in parameters:
+            if ref.name not in parameters and ref.name not in template.parameters:
                 errors.append(invalid_reference(ref, where))
         elif ref.name not in template.resources:
             errors.append(invalid_reference(ref, where))
@@ -133,7 +136,7 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
     path = ("resources", definition.name, "properties")
     props = definition.properties
     known: dict[str, Any] = {}
-    scope = _StaticScope(parameters)
+    scope = StaticScope(parameters)
     errors: list[KilnError] = []
     deferred = False
     for key, value in props.items():
@@ -203,6 +206,7 @@ def pseudo_parameters(stack_id: str, stack_name: str, tenant_id: str) -> dict[st
 
 
 def build_from_document(doc: Any, user_parameters: Mapping[str, Any],
-                        pseudo: Mapping[str, Any], lookup: TypeLookup) -> ResolvedStack:
+                        pseudo: Mapping[str, Any], lookup: TypeLookup, *,
+                        require_all: bool = True) -> ResolvedStack:
     """Template document -> IR in one call (shape checks, then references and graph)."""
-    return build(load(doc), user_parameters, pseudo, lookup)
+    return build(load(doc), user_parameters, pseudo, lookup, require_all=require_all)

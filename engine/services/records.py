@@ -86,6 +86,7 @@ class EventRecord:
     reason: str
     properties: dict[str, Any]
     created_at: datetime.datetime
+    lifecycle: dict[str, Any] | None = None  # a lifecycle plugin call, when it is one
 
 
 @dataclasses.dataclass(frozen=True)

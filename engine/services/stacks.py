@@ -6,6 +6,7 @@ returns; workers do the rest. Reads turn rows into records with hidden parameter
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 import json
@@ -24,22 +25,25 @@ from engine.errors import (
     BadRequest,
     EntityNotFound,
     InvalidFilter,
+    KilnError,
     OutputNotFound,
     RequestLimitExceeded,
     ResourceNotFound,
     StackValidationFailed,
 )
 from engine.ir.build import build_from_document, pseudo_parameters
-from engine.ir.model import ResolvedStack
+from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.attributes import read_attributes
+from engine.services.lifecycle import LifecycleService, ProposedStack
 from engine.services.records import (
     EventRecord,
     ResourceRecord,
     ResourceTypeRecord,
     StackRecord,
 )
-from engine.template.parameters import masked
+from engine.template.functions import Deferred, resolve
+from engine.template.parameters import MASK, ParameterSchema, hidden_values, masked, redact
 from engine.template.parse import document
 
 Clock = Callable[[], datetime.datetime]
@@ -54,6 +58,9 @@ STACK_FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "st
 RESOURCE_FILTERS = {"type", "status", "name", "action", "physical_resource_id",
                     "nested_depth", "with_detail"}
 EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
+# The id and, in validate, the name of a stack that does not exist: what Heat's preview
+# shows as the id.
+NO_ID = "None"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,25 +89,111 @@ class EventQuery:
     ascending: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class PreviewResource:
+    """A resource of a previewed stack; values not known before it exists are None."""
+
+    name: str
+    type: str
+    description: str
+    required_by: list[str]
+    properties: dict[str, Any]  # every property of the type, defaults applied, masked
+    attributes: list[str]  # names only: no attribute has a value yet
+    metadata: Any  # as written in the template
+
+
+@dataclasses.dataclass(frozen=True)
+class StackPreview:
+    stack: StackRecord
+    outputs: list[dict[str, Any]]  # output_value None: nothing exists yet
+    resources: list[PreviewResource]
+    lifecycle: list[dict[str, Any]]  # each plugin's dry-run verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class TemplateValidation:
+    description: str
+    parameters: list[ParameterSchema]  # template order; a hidden default is the mask
+    values: dict[str, Any]  # the values the request gave, hidden ones masked
+    parameter_groups: list[Any] | None
+    lifecycle: list[dict[str, Any]]  # each plugin's dry-run verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class _Proposal:
+    stack: Stack  # not added to any session: create stores it, the dry runs do not
+    ir: ResolvedStack
+    timeout_seconds: int
+
+
 class StackService:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, limits: StackLimits,
-                 clock: Clock) -> None:
+                 clock: Clock, *, lifecycle: LifecycleService | None = None) -> None:
         self._db = db
         self._registry = registry
         self._limits = limits
         self._clock = clock
+        self._lifecycle = lifecycle
         self._irs: dict[tuple[str, datetime.datetime | None], ResolvedStack | None] = {}
 
     # --- writes -------------------------------------------------------------------------
 
     def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
-        name = body.get("stack_name")
-        if not name:
-            raise BadRequest(reason="No stack name specified")
-        if not isinstance(name, str) or not NAME_PATTERN.match(name):
-            raise StackValidationFailed(
-                reason=f'Invalid stack name {name} must contain only alphanumeric or "_-." '
-                       "characters, must start with alpha and must be 255 characters or less.")
+        proposal = self._propose(ctx, body, _stack_name(body), str(uuid.uuid4()))
+        stack = proposal.stack
+        operation = _operation(ctx, stack.id, "CREATE", stack.created_at,
+                               proposal.timeout_seconds)
+        with self._db.transaction() as session:
+            queries.add_stack_with_operation(session, stack, operation, stack.created_at)
+            return self._record(proposal.ir, stack)
+
+    # --- dry runs -----------------------------------------------------------------------
+
+    def preview(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackPreview:
+        """What a create with ``body`` would build, and what each lifecycle plugin would
+        say of it; nothing is stored or reserved. Bad input fails exactly as create does."""
+        proposal = self._propose(ctx, body, _stack_name(body), NO_ID)
+        ir, stack = proposal.ir, proposal.stack
+        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        scope = _PreviewScope(ir.parameters)
+        required_by = ir.dependents()
+        resources = []
+        for name, node in ir.resources.items():
+            schema = self._registry.get(node.type_name)  # build checked every type exists
+            resources.append(PreviewResource(
+                name=name, type=node.type_name, description=node.description,
+                required_by=sorted(required_by[name]),
+                properties=redact(_preview_properties(node, schema, scope), secrets),
+                attributes=sorted(schema.attributes_schema),
+                # As written: the IR keeps metadata unparsed, so its functions are shown,
+                # not evaluated (and so no hidden value can reach it).
+                metadata=redact(node.metadata or {}, secrets)))
+        outputs = [{"output_key": o.name, "description": o.description, "output_value": None}
+                   for o in ir.outputs.values()]
+        return StackPreview(stack=self._record(ir, stack), outputs=outputs,
+                            resources=resources, lifecycle=self._dry_run(ctx, proposal))
+
+    def validate(self, ctx: RequestContext, body: Mapping[str, Any]) -> TemplateValidation:
+        """The template's parameters, for a form that asks for them, and each lifecycle
+        plugin's verdict on a create of it. Bad input fails exactly as create does."""
+        proposal = self._propose(ctx, body, NO_ID, NO_ID, require_parameters=False)
+        ir, stack = proposal.ir, proposal.stack
+        schemas = ir.parameter_schemas
+        given = masked(schemas, stack.parameters)
+        shown = [dataclasses.replace(s, default=MASK) if s.hidden and s.default is not None
+                 else s
+                 for s in schemas.values()]
+        groups = stack.template.get("parameter_groups")
+        return TemplateValidation(
+            description=ir.description or "No description", parameters=shown, values=given,
+            parameter_groups=groups if isinstance(groups, list) else None,
+            lifecycle=self._dry_run(ctx, proposal))
+
+    def _propose(self, ctx: RequestContext, body: Mapping[str, Any], name: str,
+                 stack_id: str, *, require_parameters: bool = True) -> _Proposal:
+        """The checks every way of proposing a stack shares (create, preview, validate),
+        from the request body to an unsaved stack row and its IR. Raises what create
+        raises, naming the template path and line."""
         if body.get("adopt_stack_data") is not None:
             raise BadRequest(reason="Stack Adopt is not supported by Kiln yet.")
         template = body.get("template")
@@ -114,9 +207,8 @@ class StackService:
         doc = document(template)
         parameters = _parameters(body)
         timeout_mins = _timeout(body.get("timeout_mins"))
-        stack_id = str(uuid.uuid4())
         ir = build_from_document(doc, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
-                                 self._registry.get)
+                                 self._registry.get, require_all=require_parameters)
         if len(ir.resources) > self._limits.max_resources_per_stack:
             raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
         now = self._clock()
@@ -129,10 +221,24 @@ class StackService:
             outputs=None, tags=_tags(body.get("tags")),
             disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
             timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
-        operation = _operation(stack_id, "CREATE", now, timeout)
-        with self._db.transaction() as session:
-            queries.add_stack_with_operation(session, stack, operation, now)
-            return self._record(ir, stack)
+        return _Proposal(stack=stack, ir=ir, timeout_seconds=timeout)
+
+    def _dry_run(self, ctx: RequestContext, proposal: _Proposal) -> list[dict[str, Any]]:
+        """Each lifecycle plugin's verdict on creating the proposed stack; [] with none."""
+        if self._lifecycle is None:
+            return []
+        stack, ir = proposal.stack, proposal.ir
+        proposed = ProposedStack(
+            name=stack.name, tenant_id=stack.tenant_id, template=stack.template,
+            parameters=stack.parameters, environment=stack.environment,
+            tags=tuple(stack.tags or ()), timeout_mins=stack.timeout_mins,
+            disable_rollback=stack.disable_rollback)
+        verdicts = self._lifecycle.dry_run(ctx, proposed, ir, "CREATE")
+        # The plugins saw masked views; an error's text could still quote a value it was
+        # handed some other way, so the hidden values are masked here too.
+        masked_verdicts: list[dict[str, Any]] = redact(
+            verdicts, hidden_values(ir.parameter_schemas, ir.parameters))
+        return masked_verdicts
 
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
         now = self._clock()
@@ -143,7 +249,7 @@ class StackService:
             if stack.status == "IN_PROGRESS":
                 raise ActionInProgress(stack_name=stack.name, action=stack.action)
             queries.add_operation(session, stack, _operation(
-                stack.id, "DELETE", now,
+                ctx, stack.id, "DELETE", now,
                 (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds))
             stack.action, stack.status = "DELETE", "IN_PROGRESS"
             stack.status_reason = "Stack DELETE started"
@@ -248,6 +354,15 @@ class StackService:
                                        marker=query.marker, ascending=query.ascending)
             return [_event(row) for row in rows]
 
+    def lifecycle_calls(self, ctx: RequestContext, name: str, stack_id: str
+                        ) -> list[dict[str, Any]]:
+        """Every lifecycle plugin call recorded for the stack, oldest first."""
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            return [{**(row.lifecycle or {}), "event_id": row.id,
+                     "time": row.created_at.isoformat(timespec="seconds")}
+                    for row in queries.list_lifecycle_events(session, stack.id)]
+
     def get_event(self, ctx: RequestContext, name: str, stack_id: str, resource_name: str,
                   event_id: str) -> EventRecord:
         with self._db.read() as session:
@@ -314,9 +429,71 @@ class StackService:
             updated_at=stack.updated_at, deleted_at=stack.deleted_at)
 
 
-def _operation(stack_id: str, action: str, now: datetime.datetime, timeout: int) -> Operation:
+def _stack_name(body: Mapping[str, Any]) -> str:
+    name = body.get("stack_name")
+    if not name:
+        raise BadRequest(reason="No stack name specified")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise StackValidationFailed(
+            reason=f'Invalid stack name {name} must contain only alphanumeric or "_-." '
+                   "characters, must start with alpha and must be 255 characters or less.")
+    return name
+
+
+class _PreviewScope:
+    """Values as Heat's preview shows them: parameters are known; a resource's reference
+    id is its name (it has no physical id yet); its attributes are not known."""
+
+    def __init__(self, parameters: Mapping[str, Any]) -> None:
+        self._parameters = parameters
+
+    def param(self, name: str) -> Any:
+        return self._parameters[name]  # build checked every reference
+
+    def reference_id(self, resource: str) -> Any:
+        return resource
+
+    def attribute(self, resource: str, attribute: str) -> Any:
+        raise Deferred(resource)
+
+
+def _known(value: Any, scope: _PreviewScope) -> Any:
+    """``value`` evaluated as far as a preview can, or None where it cannot."""
+    try:
+        return resolve(value, scope)
+    except (Deferred, KilnError):
+        return None
+
+
+def _preview_properties(node: ResourceNode, schema: TypeSchema, scope: _PreviewScope
+                        ) -> dict[str, Any]:
+    """Every property of the type, as Heat's preview lists them: the value given (typed
+    where it can be), else the default, else None."""
+    written = dict(node.properties or {})
+    given = {key: _known(value, scope) for key, value in written.items()}
+    shown: dict[str, Any] = {}
+    for key, prop in schema.properties_schema.items():
+        value = given.get(key)
+        if value is None:
+            # Unset (or null) takes the default; set but not known yet stays None.
+            shown[key] = copy.deepcopy(prop.default) if written.get(key) is None else None
+            continue
+        try:
+            shown[key] = prop.coerce(value, key)
+        except KilnError:
+            shown[key] = value  # checked again when the stack is created; shown as given
+    if schema.allow_unknown_properties:
+        shown.update({k: v for k, v in given.items() if k not in schema.properties_schema})
+    return shown
+
+
+def _operation(ctx: RequestContext, stack_id: str, action: str, now: datetime.datetime,
+               timeout: int) -> Operation:
+    # The requester is kept so lifecycle plugins hear who asked, as in Heat.
+    context = {"tenant_id": ctx.tenant_id, "token_tenant_id": ctx.token_tenant_id,
+               "role": ctx.role, "request_id": ctx.request_id, "username": ctx.username}
     return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action, state=OP_PENDING,
-                     attempt=0, created_at=now,
+                     attempt=0, created_at=now, context=context, lifecycle={},
                      deadline_at=now + datetime.timedelta(seconds=timeout))
 
 
@@ -447,4 +624,4 @@ def _event(row: Event) -> EventRecord:
                        physical_resource_id=row.physical_resource_id,
                        resource_type=row.resource_type, action=row.action, status=row.status,
                        reason=row.reason, properties=dict(row.properties or {}),
-                       created_at=row.created_at)
+                       created_at=row.created_at, lifecycle=row.lifecycle)

@@ -174,9 +174,13 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
 
 
 def resolve_values(
-    schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any]
+    schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any], *,
+    require_all: bool = True,
 ) -> dict[str, Any]:
-    """Typed values for every declared parameter, from ``given`` or the defaults."""
+    """Typed values for every declared parameter, from ``given`` or the defaults.
+
+    Without ``require_all`` (template validate, which Heat allows without values) a
+    parameter with neither is left out, and what depends on it stays unevaluated."""
     for key in given:
         if key not in schemas:
             raise UnknownUserParameter(key=key)
@@ -186,7 +190,7 @@ def resolve_values(
             values[name] = schema.convert(given[name])
         elif schema.has_default and schema.default is not None:
             values[name] = schema.convert(schema.default)
-        else:
+        elif require_all:
             raise UserParameterMissing(schema.location, key=name)
     return values
 
@@ -214,6 +218,9 @@ def redact(value: Any, secrets: tuple[str, ...]) -> Any:
         for secret in secrets:
             value = value.replace(secret, MASK)
         return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # A hidden number passed through get_param stays a number.
+        return MASK if str(value) in secrets else value
     if isinstance(value, Mapping):
         return {k: redact(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

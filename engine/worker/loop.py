@@ -6,6 +6,7 @@ its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import logging
@@ -14,14 +15,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from engine.db import leases
-from engine.db.models import Step, Worker
+from engine.db.models import Operation, Step, Worker
 from engine.db.session import Database
 from engine.errors import DatabaseUnavailable
+from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.operation import OperationDriver
+from engine.worker.plugpoints import Plugpoints
 from engine.worker.step import HeldStep, StepRunner
 
 LOG = logging.getLogger(__name__)
@@ -41,11 +45,15 @@ class WorkerSettings:
     idle_poll_seconds: float = 0.2
     max_step_poll_seconds: float = 1.0
     operations_per_tick: int = 4
+    # Threads that advance operations (lifecycle plugin calls can take seconds); 0 runs
+    # them in the loop's own thread, which tests use for determinism.
+    operation_threads: int = 0
 
 
 class WorkerLoop:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, settings: WorkerSettings,
-                 *, host: str, clock: Clock = utcnow,
+                 *, host: str, lifecycle: LifecycleRegistry | None = None,
+                 clock: Clock = utcnow,
                  sleep: Callable[[float], object] = time.sleep) -> None:
         self.id = str(uuid.uuid4())
         self._db = db
@@ -55,7 +63,12 @@ class WorkerLoop:
         self._sleep = sleep
         self._held: dict[int, HeldStep] = {}
         self._last_heartbeat = 0.0
-        self._operations = OperationDriver(db, registry, self.id, clock)
+        plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
+                                settings.lease_seconds, settings.heartbeat_interval_seconds)
+        self._operations = OperationDriver(db, registry, self.id, clock, plugpoints)
+        self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
+                      if settings.operation_threads else None)
+        self._in_flight: dict[str, Future[Any]] = {}
         self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds)
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -95,9 +108,23 @@ class WorkerLoop:
         return busy
 
     def hand_back(self) -> None:
-        """Graceful stop: expire our step leases now so another worker resumes them."""
+        """Graceful stop: expire our leases now so another worker resumes the work.
+
+        Operations in flight get a moment to finish their current call; one still
+        waiting on a plugin is handed over (its later writes fail the lease check)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + self._settings.heartbeat_interval_seconds
+            for future in list(self._in_flight.values()):
+                with contextlib.suppress(Exception):  # _guarded logged it; only waiting
+                    future.result(timeout=max(0.0, deadline - time.monotonic()))
         now = self._clock()
         with self._db.transaction() as session:
+            for operation_id, future in self._in_flight.items():
+                operation = session.get(Operation, operation_id)
+                if (not future.done() and operation is not None
+                        and operation.lease_owner == self.id):
+                    operation.lease_expires_at = now - datetime.timedelta(seconds=1)
             for step_id in list(self._held):
                 step = session.get(Step, step_id)
                 if step is not None and step.lease_owner == self.id:
@@ -124,12 +151,22 @@ class WorkerLoop:
         self._last_heartbeat = now.timestamp()
 
     def _advance_operations(self, now: datetime.datetime) -> bool:
+        self._in_flight = {op_id: future for op_id, future in self._in_flight.items()
+                           if not future.done()}
+        limit = self._settings.operations_per_tick
+        if self._pool is not None:
+            limit = min(limit, self._settings.operation_threads - len(self._in_flight))
+        if limit <= 0:
+            return False
         with self._db.transaction() as session:
             claimed = [op.id for op in leases.claim_operations(
-                session, self.id, now, self._settings.lease_seconds,
-                self._settings.operations_per_tick)]
+                session, self.id, now, self._settings.lease_seconds, limit)]
         for operation_id in claimed:
-            self._guarded(self._operations.advance, operation_id)
+            if self._pool is None:
+                self._guarded(self._operations.advance, operation_id)
+            else:
+                self._in_flight[operation_id] = self._pool.submit(
+                    self._guarded, self._operations.advance, operation_id)
         return bool(claimed)
 
     def _claim_steps(self, now: datetime.datetime) -> bool:

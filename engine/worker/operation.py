@@ -1,7 +1,9 @@
-"""Drives one operation through its phases: plan (write steps), time out, finish.
+"""Drives one operation through its phases: pre-ops, plan (write steps), time out,
+finish (store the final stack state), post-ops.
 
-Each phase runs in one transaction under the operation lease, so a worker that dies
-mid-phase leaves nothing half-written: the lease expires and another worker redoes it.
+Each database phase runs in one transaction under the operation lease, so a worker that
+dies mid-phase leaves nothing half-written: the lease expires and another worker redoes
+it. Lifecycle plugin calls run between those transactions (see ``plugpoints``).
 """
 
 from __future__ import annotations
@@ -16,13 +18,22 @@ from engine.db.leases import release_operation
 from engine.db.models import Operation, Stack
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, OP_FINISHING, OP_PENDING, OP_RUNNING
+from engine.db.states import (
+    OP_COMPLETE,
+    OP_FAILED,
+    OP_FINISHING,
+    OP_NOTIFYING,
+    OP_PENDING,
+    OP_RUNNING,
+)
 from engine.errors import KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import CREATE, DELETE, ExistingResource, plan_create, plan_delete
+from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
+from engine.worker.plugpoints import LeaseLost, Plugpoints
 from engine.worker.state import StoredResource, StoredScope, stack_ir
 from engine.worker.step import StepRuntime
 
@@ -35,19 +46,47 @@ MAX_ATTEMPTS = 10
 
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock) -> None:
+                 clock: Clock, plugpoints: Plugpoints) -> None:
         self._db = db
         self._registry = registry
         self._owner = owner
         self._clock = clock
+        self._plugpoints = plugpoints
 
     def advance(self, operation_id: str) -> None:
-        """Do whichever phase the claimed operation is in, then release it."""
+        """Do whichever phases the claimed operation is ready for, then release it."""
+        try:
+            if self._needs_pre_ops(operation_id):
+                self._plugpoints.pre_ops(operation_id)
+            outcome = self._transition(operation_id)
+            if outcome is not None:
+                self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == "FAILED")
+                self._close(operation_id)
+        except LeaseLost:
+            LOG.warning("operation %s was taken over by another worker", operation_id)
+
+    def _needs_pre_ops(self, operation_id: str) -> bool:
+        with self._db.read() as session:
+            operation = session.get(Operation, operation_id)
+            return (operation is not None and operation.lease_owner == self._owner
+                    and operation.state == OP_PENDING and operation.attempt <= MAX_ATTEMPTS)
+
+    def _transition(self, operation_id: str) -> str | None:
+        """The database phases, in one transaction. Returns the outcome (COMPLETE or
+        FAILED) when post-ops are owed, keeping the lease for them."""
         now = self._clock()
         with self._db.transaction() as session:
             operation = session.get(Operation, operation_id, with_for_update=True)
             if operation is None or operation.lease_owner != self._owner:
-                return
+                return None
+            if operation.state == OP_NOTIFYING:
+                if operation.attempt <= MAX_ATTEMPTS:
+                    return str(operation.lifecycle["outcome"])
+                LOG.error("operation %s: post-ops abandoned after %s attempts",
+                          operation.id, MAX_ATTEMPTS)
+                self._settle(operation)
+                release_operation(session, operation)
+                return None
             stack = queries.load_stack(session, operation.stack_id)
             if operation.attempt > MAX_ATTEMPTS:
                 self._give_up(session, operation, stack, now)
@@ -57,7 +96,23 @@ class OperationDriver:
                 self._time_out(session, operation, stack, now)
             if operation.state == OP_FINISHING:
                 self._finish(session, operation, stack, now)
+            if operation.state == OP_NOTIFYING:
+                return str(operation.lifecycle["outcome"])
             release_operation(session, operation)
+            return None
+
+    def _close(self, operation_id: str) -> None:
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                raise LeaseLost(operation_id)
+            self._settle(operation)
+            release_operation(session, operation)
+
+    @staticmethod
+    def _settle(operation: Operation) -> None:
+        failed = operation.lifecycle.get("outcome") == "FAILED"
+        operation.state = OP_FAILED if failed else OP_COMPLETE
 
     # --- phases -------------------------------------------------------------------------
 
@@ -65,6 +120,7 @@ class OperationDriver:
                  now: datetime.datetime) -> None:
         """End an operation whose phases keep failing (a Kiln bug, logged each time):
         better a FAILED stack an operator can see than a retry every lease forever."""
+        _owe_post_ops(operation)
         steps.cancel_open_steps(session, operation, now)
         reason = (f"Stack {operation.action} failed: Kiln could not advance this operation "
                   f"after {MAX_ATTEMPTS} attempts; the engine log has the cause")
@@ -73,6 +129,13 @@ class OperationDriver:
 
     def _plan(self, session: Any, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
+        _owe_post_ops(operation)
+        pre = operation.lifecycle.get("pre", [])
+        denial = next((item for item in pre if item.get("blocking")), None)
+        if denial is not None:
+            operation.failure_reason = CallRecord(**denial).summary()
+            operation.state = OP_FINISHING
+            return
         if operation.action == DELETE:
             stored = {row.name: ExistingResource(row.name, frozenset(row.requires or ()))
                       for row in queries.list_resources(session, stack.id)}
@@ -131,8 +194,14 @@ class OperationDriver:
         action = operation.action
         stack.action, stack.status, stack.status_reason = action, status, reason
         queries.add_stack_event(session, stack, now)
-        operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
+        # finished_at frees the stack for its next operation; that one still waits for
+        # the post-ops (see leases.claim_operations).
         operation.finished_at = now
+        operation.lifecycle = {**operation.lifecycle, "outcome": status}
+        if operation.lifecycle.get("post_order"):
+            operation.state = OP_NOTIFYING
+        else:
+            operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
         LOG.info("stack %s %s %s", stack.id, action, status)
 
     def _outputs(self, session: Any, stack: Stack) -> list[dict[str, Any]]:
@@ -156,3 +225,12 @@ class OperationDriver:
                 item["output_error"] = redact(str(exc), secrets)
             outputs.append(item)
         return outputs
+
+
+def _owe_post_ops(operation: Operation) -> None:
+    """Every plugin whose pre-op was called is owed a post-op (the one that denied
+    included), in reverse order, so each can un-make what its pre-op decided."""
+    if "post_order" not in operation.lifecycle:
+        pre = operation.lifecycle.get("pre", [])
+        operation.lifecycle = {**operation.lifecycle,
+                               "post_order": [item["plugin"] for item in reversed(pre)]}

@@ -75,3 +75,18 @@ def wait_for_status(heat: Any, stack_id: str, wanted: str, timeout: float = 30.0
     status = stack.stack_status if stack else "unknown"
     reason = stack.stack_status_reason if stack else ""
     raise AssertionError(f"stack {stack_id} is {status} ({reason}), wanted {wanted}")
+
+
+def settled_events(heat: Any, stack_id: str, action: str, timeout: float = 30.0) -> list[Any]:
+    """The stack's events once every post-op of ``action`` is recorded: they follow the
+    final status by a moment, and each plugin whose pre-op ran gets one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        events = heat.events.list(stack_id, sort_dir="asc")
+        calls = [e.lifecycle for e in events
+                 if getattr(e, "lifecycle", None) and e.lifecycle["action"] == action]
+        pre = sum(1 for call in calls if call["phase"] == "pre")
+        post = sum(1 for call in calls if call["phase"] == "post")
+        if post >= pre or time.monotonic() > deadline:
+            return list(events)
+        time.sleep(0.1)

@@ -86,6 +86,26 @@ class StackLookup:
     on_get = on_post = on_put = on_patch = on_delete = _redirect
 
 
+class StackPreview:
+    """``POST /stacks/preview``: what a create would build, stored nowhere, plus each
+    lifecycle plugin's dry-run verdict. Other methods treat ``preview`` as a stack name,
+    as Heat's routes do (they match this path for POST only)."""
+
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+        self._lookup = StackLookup(stacks)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
+        preview = self._stacks.preview(context(req), json_body(req))
+        resp.media = {"stack": views.stack_preview(base_url(req, tenant_id), preview)}
+
+    def _named_preview(self, req: falcon.Request, resp: falcon.Response,
+                       tenant_id: str) -> None:
+        self._lookup.on_get(req, resp, tenant_id, "preview")
+
+    on_get = on_put = on_patch = on_delete = _named_preview
+
+
 class StackItem:
     def __init__(self, stacks: StackService) -> None:
         self._stacks = stacks

@@ -448,7 +448,7 @@ def test_redact_masks_embedded_secrets_anywhere() -> None:
 
     assert redact(value, ("s3cret-pw", "5432")) == {
         "url": f"postgres://admin:{MASK}@db:{MASK}/x",
-        "list": [MASK, 5432],
+        "list": [MASK, MASK],  # a hidden number stays a number until masked
         "nested": {"t": [f"the {MASK}"]},
     }
 

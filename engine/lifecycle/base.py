@@ -1,0 +1,138 @@
+"""The contract between Kiln and a stack lifecycle plugin.
+
+A lifecycle plugin is called before and after every stack operation: create, update,
+delete, abandon, adopt, suspend, resume, check, cancel and the rollback that follows a
+failed create or update. It can examine the whole stack before any resource is touched
+(placement, policy, quota, licences) and is told how the operation ended.
+
+The method names and arguments are Heat's, so a plugin written for Heat's
+``heat.engine.lifecycle_plugin.LifecyclePlugin`` ports by changing its base-class import.
+
+Writing a plugin
+----------------
+* Subclass :class:`LifecyclePlugin` and declare it in your package's ``setup.cfg``::
+
+      [entry_points]
+      kiln.lifecycle_plugins =
+          licence = my_package.licence:LicencePlugin
+
+  The entry-point name is the plugin's name in configuration, events and error messages.
+* The class is instantiated once per process with no arguments, then
+  :meth:`LifecyclePlugin.configure` is called with the :class:`PluginServices`. A plugin
+  that fails to import, instantiate or configure stops the process at start: a policy
+  never silently stops being enforced.
+
+``do_pre_op(context, stack, current_stack=None, action=None)``
+    Called before the operation touches any resource. ``stack`` is a read-only
+    :class:`~engine.lifecycle.view.StackView`; on UPDATE (and its ROLLBACK) ``stack`` is
+    the stored stack and ``current_stack`` the stack the update builds, as in Heat.
+    *Allow* by returning ``None``. *Warn* by returning :class:`Warn`: the message is
+    recorded and the operation goes on. *Deny* by raising :class:`Denied` (any other
+    exception is recorded as an error and denies too): the operation fails before any
+    resource is touched, with a reason naming the plugin and the message.
+``do_post_op(context, stack, current_stack=None, action=None, is_stack_failure=False)``
+    Called after the final stack status is stored, on every ending: success, resource
+    failure, timeout, cancel, rollback, a denial by any pre-op, and an operation finished
+    by another worker after this one died. ``is_stack_failure`` tells the truth. A plugin
+    whose pre-op was called always gets its post-op, including the plugin that denied,
+    so every decision a pre-op made (a reservation, a licence) can be un-made. Post-ops
+    run in the reverse of the pre-op order. An exception here is recorded and the other
+    post-ops still run.
+``get_ordinal()``
+    Lower runs earlier; the default is 100. ``before``/``after`` name other plugins this
+    one must precede or follow; ties are broken by name.
+
+Rules
+-----
+* **Idempotent calls.** Kiln records each call as it returns. A worker that dies
+  between a call and its record leaves the call to be made again by the worker that
+  takes over, so a pre-op may see the same (stack id, action) twice: key your decisions
+  on ``stack.id`` and ``action`` and make the second call a no-op.
+* **Time limit.** Each call is bounded by ``[lifecycle_plugins] timeout_seconds``; a call
+  that passes it is abandoned (Python cannot stop a thread, so it runs on in the
+  background) and counts as a denial, or a warning where ``on_timeout = warn``.
+* **Dry runs.** Stack preview and template validate call the pre-ops of plugins that set
+  ``supports_dry_run = True`` with ``stack.dry_run`` true: report what you would decide and
+  reserve nothing. Plugins that do not set it are reported as not evaluated.
+* **Read only.** The views are frozen; an attempt to change one raises.
+* **No secrets.** Hidden parameter values are masked in the views before a plugin sees
+  them; do not log the context's request data beyond ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from engine.context import RequestContext
+    from engine.lifecycle.view import StackView
+
+DEFAULT_ORDINAL = 100
+
+
+class Denied(Exception):  # noqa: N818 -- reads as the verdict it is: raise Denied("...")
+    """Raised by a pre-op to refuse the operation; the message becomes the stack reason."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Warn:
+    """Returned by a pre-op to let the operation go on with a recorded warning."""
+
+    message: str
+
+
+class Transactions(Protocol):
+    """Kiln's database, for plugins that keep state of their own.
+
+    ``transaction()`` yields a SQLAlchemy ``Session`` in a transaction that commits when
+    the block ends. On SQLite it is the only writer while it is open; on PostgreSQL lock
+    the rows you count (``SELECT ... FOR UPDATE``) to serialise concurrent decisions.
+    """
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def read(self) -> AbstractContextManager[Any]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginServices:
+    """What Kiln gives a plugin at configure time."""
+
+    conf: Any  # the process's oslo.config ConfigOpts; register your own group on it
+    database: Transactions
+    clock: Callable[[], datetime.datetime]
+
+
+class LifecyclePlugin:
+    """Base class of stack lifecycle plugins; see the module documentation."""
+
+    #: Names of plugins this one must run before / after (in pre-op order).
+    before: ClassVar[tuple[str, ...]] = ()
+    after: ClassVar[tuple[str, ...]] = ()
+    #: True if ``do_pre_op`` honours ``stack.dry_run`` (decides, reserves nothing).
+    supports_dry_run: ClassVar[bool] = False
+
+    def configure(self, services: PluginServices) -> None:
+        """Called once after instantiation; raise to stop the process from starting."""
+
+    def do_pre_op(self, cnxt: RequestContext, stack: StackView,
+                  current_stack: StackView | None = None,
+                  action: str | None = None) -> Warn | None:
+        return None
+
+    def do_post_op(self, cnxt: RequestContext, stack: StackView,
+                   current_stack: StackView | None = None, action: str | None = None,
+                   is_stack_failure: bool = False) -> None:
+        return None
+
+    def get_ordinal(self) -> int:
+        return DEFAULT_ORDINAL
+
+    def describe_stack(self, stack_id: str) -> Any:
+        """Kiln's addition: what this plugin holds for a stack (placements, reserved
+        quota), as plain JSON-able data, or ``None``. Shown by ``GET .../lifecycle``."""
+        return None

@@ -1,0 +1,240 @@
+"""The lifecycle-plugin registry: stevedore namespace ``kiln.lifecycle_plugins``, ordered.
+
+Built once by ``engine.bootstrap`` and passed down. Every failure is a startup error that
+names the plugin (Heat logs and skips, so a policy can silently stop being enforced):
+a plugin that fails to import, instantiate or configure; two plugins with one name; a
+``before``/``after`` naming no installed plugin; an order that contradicts itself; an
+``enabled``/``disabled``/per-plugin setting naming no installed plugin.
+
+Order: a topological sort of the ``before``/``after`` constraints that, among the plugins
+free to go next, always takes the lowest ``(effective ordinal, ordinal, name)``. Without
+constraints that is simply "by ordinal, ties by name". A constraint moves the plugin that
+declares it, never the one it names: ``before = ("x",)`` lowers the declaring plugin's
+effective ordinal to x's, so it runs just ahead of x; ``after = ("x",)`` raises it to
+x's, so it runs just behind x. Everything else keeps its place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import importlib.metadata
+from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import EntryPoint
+from typing import Any
+
+from stevedore import ExtensionManager
+from stevedore.extension import Extension
+
+from engine.errors import PluginConfigInvalid, PluginLoadFailed, PluginOrderInvalid
+from engine.lifecycle.base import LifecyclePlugin, PluginServices
+
+NAMESPACE = "kiln.lifecycle_plugins"
+ON_TIMEOUT = ("fail", "warn")
+
+
+@dataclasses.dataclass(frozen=True)
+class LifecycleSettings:
+    """``[lifecycle_plugins]``, as plain values."""
+
+    enabled: tuple[str, ...] = ()  # empty: every installed plugin
+    disabled: tuple[str, ...] = ()
+    timeout_seconds: float = 30.0
+    on_timeout: str = "fail"
+    plugin_timeout_seconds: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    plugin_on_timeout: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedPlugin:
+    name: str
+    plugin: LifecyclePlugin
+    ordinal: int
+    timeout_seconds: float
+    on_timeout: str  # "fail" | "warn"
+    distribution: str  # "<name> <version>" of the package that declared it, or ""
+
+
+class LifecycleRegistry:
+    def __init__(self, plugins: Sequence[LoadedPlugin]) -> None:
+        self._plugins = tuple(plugins)
+        self._by_name = {loaded.name: loaded for loaded in self._plugins}
+
+    @classmethod
+    def load(cls, settings: LifecycleSettings, services: PluginServices,
+             namespace: str = NAMESPACE) -> LifecycleRegistry:
+        def fail(_manager: ExtensionManager[Any], entry_point: EntryPoint,
+                 error: BaseException) -> None:
+            name = getattr(entry_point, "name", str(entry_point))
+            raise PluginLoadFailed(name=name, namespace=namespace, reason=error) from error
+
+        manager: ExtensionManager[Any] = ExtensionManager(
+            namespace, invoke_on_load=False, on_load_failure_callback=fail)
+        return cls.from_extensions(manager.extensions, settings, services, namespace)
+
+    @classmethod
+    def from_extensions(cls, extensions: Iterable[Extension[Any]], settings: LifecycleSettings,
+                        services: PluginServices,
+                        namespace: str = NAMESPACE) -> LifecycleRegistry:
+        classes = _classes_by_name(extensions, namespace)
+        selected = _select(classes, settings)
+        loaded = {}
+        for name in selected:
+            plugin = _instantiate(name, classes[name][0], services, namespace)
+            loaded[name] = LoadedPlugin(
+                name=name, plugin=plugin, ordinal=_ordinal(name, plugin, namespace),
+                timeout_seconds=settings.plugin_timeout_seconds.get(
+                    name, settings.timeout_seconds),
+                on_timeout=settings.plugin_on_timeout.get(name, settings.on_timeout),
+                distribution=classes[name][1])
+        return cls(order(loaded.values(), set(classes)))
+
+    @property
+    def plugins(self) -> tuple[LoadedPlugin, ...]:
+        """Enabled plugins in pre-op order."""
+        return self._plugins
+
+    def names(self) -> list[str]:
+        return [loaded.name for loaded in self._plugins]
+
+    def find(self, name: str) -> LoadedPlugin | None:
+        return self._by_name.get(name)
+
+
+def order(plugins: Iterable[LoadedPlugin], installed: set[str]) -> list[LoadedPlugin]:
+    """Pre-op order; see the module documentation. Raises PluginOrderInvalid."""
+    by_name = {loaded.name: loaded for loaded in plugins}
+    follows: dict[str, set[str]] = {name: set() for name in by_name}  # name -> must precede
+    declared: dict[str, dict[str, list[str]]] = {
+        name: {"before": [], "after": []} for name in by_name}
+    for name, loaded in by_name.items():
+        plugin_class = type(loaded.plugin)
+        for relation, others in (("before", plugin_class.before),
+                                 ("after", plugin_class.after)):
+            for other in _names(others, f"{name}.{relation}"):
+                if other not in installed:
+                    raise PluginOrderInvalid(
+                        reason=f"plugin {name} is to run {relation} {other!r}, which is "
+                               f"not an installed lifecycle plugin")
+                if other not in by_name or other == name:
+                    continue  # installed but disabled: the constraint has nothing to order
+                declared[name][relation].append(other)
+                if relation == "before":
+                    follows[other].add(name)
+                else:
+                    follows[name].add(other)
+    unlocks: dict[str, list[str]] = {name: [] for name in by_name}
+    for name, first in follows.items():
+        for other in first:
+            unlocks[other].append(name)
+    plain = _sorted(follows, unlocks, {name: (p.ordinal, name) for name, p in by_name.items()})
+    effective = {name: loaded.ordinal for name, loaded in by_name.items()}
+    for name in plain:  # the plugins it follows are settled first
+        effective[name] = max([effective[name],
+                               *(effective[other] for other in declared[name]["after"])])
+    for name in reversed(plain):  # the plugins it precedes are settled first
+        effective[name] = min([effective[name],
+                               *(effective[other] for other in declared[name]["before"])])
+    keys = {name: (effective[name], p.ordinal, name) for name, p in by_name.items()}
+    return [by_name[name] for name in _sorted(follows, unlocks, keys)]
+
+
+def _sorted(follows: Mapping[str, set[str]], unlocks: Mapping[str, list[str]],
+            keys: Mapping[str, tuple[Any, ...]]) -> list[str]:
+    """Kahn's topological sort, taking the lowest key among the free plugins."""
+    waiting = {name: len(first) for name, first in follows.items()}
+    ready = [keys[name] + (name,) for name, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)[-1]
+        result.append(name)
+        for later in unlocks[name]:
+            waiting[later] -= 1
+            if waiting[later] == 0:
+                heapq.heappush(ready, keys[later] + (later,))
+    if len(result) < len(follows):
+        stuck = sorted(name for name, count in waiting.items() if count > 0)
+        raise PluginOrderInvalid(
+            reason=f"the before/after constraints of {', '.join(stuck)} form a cycle")
+    return result
+
+
+def _classes_by_name(extensions: Iterable[Extension[Any]],
+                     namespace: str) -> dict[str, tuple[type[LifecyclePlugin], str]]:
+    classes: dict[str, tuple[type[LifecyclePlugin], str]] = {}
+    for ext in extensions:
+        plugin_class = ext.plugin
+        if ext.name in classes and classes[ext.name][0] is not plugin_class:
+            raise PluginLoadFailed(name=ext.name, namespace=namespace,
+                                   reason="two installed plugins declare this name")
+        if not (isinstance(plugin_class, type) and issubclass(plugin_class, LifecyclePlugin)):
+            raise PluginLoadFailed(
+                name=ext.name, namespace=namespace,
+                reason="not a subclass of engine.lifecycle.base.LifecyclePlugin")
+        classes[ext.name] = (plugin_class, _distribution(ext.entry_point, namespace))
+    return classes
+
+
+def _distribution(entry_point: Any, namespace: str) -> str:
+    """"<name> <version>" of the package that declares the entry point, for operators
+    asking where a plugin came from (stevedore's cached entry points carry no dist)."""
+    for dist in importlib.metadata.distributions():
+        for candidate in dist.entry_points:
+            if (candidate.group == namespace and candidate.name == entry_point.name
+                    and candidate.value == entry_point.value):
+                return f"{dist.metadata['Name']} {dist.version}"
+    return ""
+
+
+def _select(classes: Mapping[str, Any], settings: LifecycleSettings) -> list[str]:
+    for option, names in (("enabled", settings.enabled), ("disabled", settings.disabled),
+                          ("plugin_timeout_seconds", settings.plugin_timeout_seconds),
+                          ("plugin_on_timeout", settings.plugin_on_timeout)):
+        unknown = sorted(set(names) - set(classes))
+        if unknown:
+            raise PluginConfigInvalid(
+                option=option, reason=f"{', '.join(unknown)}: no such lifecycle plugin "
+                f"is installed (installed: {', '.join(sorted(classes)) or 'none'})")
+    for name, value in {"": settings.on_timeout, **settings.plugin_on_timeout}.items():
+        if value not in ON_TIMEOUT:
+            option = "plugin_on_timeout" if name else "on_timeout"
+            raise PluginConfigInvalid(option=option,
+                                      reason=f"{value!r} is not one of fail, warn")
+    for name, seconds in settings.plugin_timeout_seconds.items():
+        if not seconds > 0:
+            raise PluginConfigInvalid(option="plugin_timeout_seconds",
+                                      reason=f"{name}: {seconds!r} is not a positive number")
+    names = settings.enabled or tuple(sorted(classes))
+    return [name for name in names if name not in settings.disabled]
+
+
+def _instantiate(name: str, plugin_class: type[LifecyclePlugin], services: PluginServices,
+                 namespace: str) -> LifecyclePlugin:
+    try:
+        plugin = plugin_class()
+        plugin.configure(services)
+    except Exception as exc:  # noqa: BLE001 -- any failure here stops the process, named
+        raise PluginLoadFailed(name=name, namespace=namespace,
+                               reason=f"{type(exc).__name__}: {exc}") from exc
+    return plugin
+
+
+def _ordinal(name: str, plugin: LifecyclePlugin, namespace: str) -> int:
+    try:
+        ordinal = plugin.get_ordinal()
+    except Exception as exc:  # noqa: BLE001
+        raise PluginLoadFailed(name=name, namespace=namespace,
+                               reason=f"get_ordinal() failed: {exc}") from exc
+    if not isinstance(ordinal, int) or isinstance(ordinal, bool):
+        raise PluginLoadFailed(name=name, namespace=namespace,
+                               reason=f"get_ordinal() returned {ordinal!r}, not an integer")
+    return ordinal
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)  # a lone name is a common slip for a one-element tuple
+    if not all(isinstance(item, str) for item in value):
+        raise PluginOrderInvalid(reason=f"{where} must be a tuple of plugin names")
+    return tuple(value)

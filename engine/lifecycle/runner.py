@@ -1,0 +1,154 @@
+"""One lifecycle-plugin call: bounded by its timeout, turned into a recorded verdict.
+
+A call runs on a thread of its own so that the caller can stop waiting: Python cannot
+kill a thread, so a call past its timeout is abandoned (it runs on, harmlessly, as a
+daemon thread) and the operation moves on. While it waits the caller's ``heartbeat`` is
+called every ``heartbeat_seconds``, so the worker keeps its lease on the operation
+however long a plugin is allowed to take.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from engine.context import RequestContext
+from engine.lifecycle.base import Denied, Warn
+from engine.lifecycle.registry import LoadedPlugin
+from engine.lifecycle.view import StackView
+
+LOG = logging.getLogger(__name__)
+
+PRE, POST = "pre", "post"
+# Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped in a dry run).
+# Post-op: done | error | timeout.
+ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE = (
+    "allow", "warn", "deny", "error", "timeout", "skipped", "done")
+MAX_MESSAGE = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class CallRecord:
+    plugin: str
+    phase: str  # PRE | POST
+    action: str
+    verdict: str
+    message: str
+    duration_ms: int
+    blocking: bool = False  # a pre-op verdict that fails the operation
+    is_stack_failure: bool | None = None  # post-ops only
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in dataclasses.asdict(self).items()
+                if value is not None}
+
+    def summary(self) -> str:
+        """One line for an event reason and the stack status reason."""
+        call = "pre-op" if self.phase == PRE else "post-op"
+        text = f"Lifecycle plugin {self.plugin} {call} {self.action}: {self.verdict}"
+        if self.message:
+            text += f": {self.message}"
+        return text
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """What a plugin is told: the same for every plugin of one operation."""
+
+    context: RequestContext
+    stack: StackView
+    action: str
+    current_stack: StackView | None = None
+    is_stack_failure: bool = False
+
+
+def invoke(loaded: LoadedPlugin, phase: str, call: Call,
+           heartbeat: Callable[[], object] | None = None,
+           heartbeat_seconds: float = 5.0) -> CallRecord:
+    """Call one plugin's pre-op or post-op and say how it went. Never raises."""
+    plugin = loaded.plugin
+    if phase == PRE:
+        def target() -> Any:
+            return plugin.do_pre_op(call.context, call.stack, current_stack=call.current_stack,
+                                    action=call.action)
+    else:
+        def target() -> Any:
+            return plugin.do_post_op(call.context, call.stack, current_stack=call.current_stack,
+                                     action=call.action, is_stack_failure=call.is_stack_failure)
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = target()
+        except BaseException as exc:  # noqa: BLE001 -- reported as the plugin's verdict
+            outcome["error"] = exc
+
+    started = time.monotonic()
+    thread = threading.Thread(target=run, name=f"lifecycle-{loaded.name}", daemon=True)
+    thread.start()
+    deadline = started + loaded.timeout_seconds
+    while thread.is_alive():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        thread.join(min(remaining, heartbeat_seconds))
+        if heartbeat is not None and thread.is_alive():
+            heartbeat()
+    duration_ms = int((time.monotonic() - started) * 1000)
+    record = _verdict(loaded, phase, call, outcome, timed_out=thread.is_alive())
+    record = dataclasses.replace(record, duration_ms=duration_ms)
+    if record.verdict in (ERROR, TIMEOUT):
+        LOG.warning("stack %s: %s", call.stack.id, record.summary(),
+                    exc_info=outcome.get("error"))
+    return record
+
+
+def _verdict(loaded: LoadedPlugin, phase: str, call: Call, outcome: dict[str, Any],
+             timed_out: bool) -> CallRecord:
+    def record(verdict: str, message: str = "", blocking: bool = False) -> CallRecord:
+        return CallRecord(plugin=loaded.name, phase=phase, action=call.action,
+                          verdict=verdict, message=_clip(message), duration_ms=0,
+                          blocking=blocking,
+                          is_stack_failure=call.is_stack_failure if phase == POST else None,
+                          dry_run=call.stack.dry_run)
+
+    if timed_out:
+        message = f"no answer within {loaded.timeout_seconds:g} s"
+        return record(TIMEOUT, message, blocking=phase == PRE and loaded.on_timeout == "fail")
+    error = outcome.get("error")
+    if isinstance(error, Denied) and phase == PRE:
+        return record(DENY, str(error) or "denied", blocking=True)
+    if error is not None:
+        return record(ERROR, f"{type(error).__name__}: {error}", blocking=phase == PRE)
+    value = outcome.get("value")
+    if phase == POST:
+        return record(DONE)
+    if isinstance(value, Warn):
+        return record(WARN, value.message)
+    return record(ALLOW)
+
+
+def _clip(message: str) -> str:
+    message = " ".join(message.split())
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 1] + "…"
+
+
+def dry_run(plugins: tuple[LoadedPlugin, ...], call: Call) -> list[CallRecord]:
+    """Every enabled plugin's verdict on ``call`` without reserving anything: those that
+    do not declare ``supports_dry_run`` are reported as skipped, not called."""
+    records = []
+    for loaded in plugins:
+        if type(loaded.plugin).supports_dry_run:
+            records.append(invoke(loaded, PRE, call))
+        else:
+            records.append(CallRecord(
+                plugin=loaded.name, phase=PRE, action=call.action, verdict=SKIPPED,
+                message="this plugin does not support dry runs", duration_ms=0,
+                dry_run=True))
+    return records

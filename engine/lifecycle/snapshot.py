@@ -1,0 +1,143 @@
+"""Build the frozen :class:`~engine.lifecycle.view.StackView` plugins receive.
+
+Pure: the caller hands in the stack's stored facts, its IR when it can be built, and the
+stored resources; nothing here touches the database. Hidden parameter values are masked
+wherever they appear (parameters, and any property or metadata they were substituted
+into), before a plugin ever sees them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from engine.ir.build import StaticScope
+from engine.ir.model import ResolvedStack
+from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
+from engine.template.functions import Deferred, Function, GetAttr, GetResource
+from engine.template.parameters import MASK, redact
+
+
+class StackFacts(Protocol):
+    """The stored stack (a ``Stack`` row satisfies it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def status_reason(self) -> str: ...
+    @property
+    def template(self) -> Any: ...
+    @property
+    def parameters(self) -> Any: ...
+    @property
+    def environment(self) -> Any: ...
+    @property
+    def tags(self) -> Any: ...
+    @property
+    def timeout_mins(self) -> int | None: ...
+    @property
+    def disable_rollback(self) -> bool: ...
+
+
+class ResourceFacts(Protocol):
+    """A stored resource (a ``Resource`` row satisfies it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def physical_id(self) -> str | None: ...
+    @property
+    def properties(self) -> Any: ...
+    @property
+    def requires(self) -> Any: ...
+
+
+def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
+               stored: Mapping[str, ResourceFacts], secrets: tuple[str, ...],
+               dry_run: bool = False) -> StackView:
+    """The stack as a plugin sees it: resources of the IR (the stack as it is to be) and
+    of the stored rows (as it is), the stored state winning where both know one."""
+    template = stack.template if isinstance(stack.template, Mapping) else {}
+    hidden = _hidden_names(template)
+    parameters = {name: MASK if name in hidden else redact(value, secrets)
+                  for name, value in dict(stack.parameters or {}).items()}
+    resources: dict[str, ResourceView] = {}
+    if ir is not None:
+        scope = StaticScope(ir.parameters)
+        for name, node in ir.resources.items():
+            resources[name] = ResourceView(
+                name=name, type=node.type_name,
+                properties=freeze(redact(_static(node.properties or {}, scope), secrets)),
+                metadata=freeze(redact(_static(node.metadata or {}, scope), secrets)),
+                depends_on=tuple(sorted(node.requires)))
+    raw_resources = template.get("resources") or {}
+    for name, row in stored.items():
+        known = resources.get(name)
+        properties = (freeze(redact(row.properties, secrets)) if row.properties is not None
+                      else known.properties if known else freeze({}))
+        metadata = known.metadata if known else freeze(
+            redact((raw_resources.get(name) or {}).get("metadata") or {}, secrets))
+        created = row.action != "INIT"
+        resources[name] = ResourceView(
+            name=name, type=row.type, properties=properties, metadata=metadata,
+            depends_on=tuple(sorted(row.requires or ())),
+            status=f"{row.action}_{row.status}" if created else "",
+            physical_resource_id=row.physical_id or "")
+    return StackView(
+        id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=action,
+        status=f"{stack.action}_{stack.status}", status_reason=redact(
+            stack.status_reason or "", secrets),
+        template=freeze(redact(template, secrets)), parameters=freeze(parameters),
+        environment=freeze(redact(stack.environment or {}, secrets)),
+        resources=freeze(resources), tags=tuple(stack.tags or ()),
+        timeout_mins=stack.timeout_mins, disable_rollback=bool(stack.disable_rollback),
+        dry_run=dry_run)
+
+
+def _static(value: Any, scope: StaticScope) -> Any:
+    """Resolve what can be resolved now; leave an :class:`Unresolved` marker elsewhere."""
+    if isinstance(value, Function):
+        try:
+            return value.resolve(scope)
+        except Deferred:
+            return Unresolved(_function_name(value), _function_args(value))
+    if isinstance(value, Mapping):
+        return {key: _static(item, scope) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_static(item, scope) for item in value]
+    return value
+
+
+def _function_name(function: Function) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(function).__name__).lower()
+
+
+def _function_args(function: Function) -> tuple[Any, ...]:
+    if isinstance(function, GetAttr):
+        return (function.resource, function.attribute, *function.path)
+    if isinstance(function, GetResource):
+        return (function.name,)
+    return ()
+
+
+def _hidden_names(template: Mapping[str, Any]) -> set[str]:
+    section = template.get("parameters")
+    if not isinstance(section, Mapping):
+        return set()
+    return {name for name, body in section.items()
+            if isinstance(body, Mapping) and body.get("hidden") in (True, "true", "True")}

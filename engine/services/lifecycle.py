@@ -1,0 +1,93 @@
+"""Lifecycle plugins as the API and the admin CLI see them: the ordered list, what each
+holds for a stack, and dry-run verdicts for preview and validate."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from engine.context import RequestContext
+from engine.ir.model import ResolvedStack
+from engine.lifecycle.registry import LifecycleRegistry
+from engine.lifecycle.runner import Call, dry_run
+from engine.lifecycle.snapshot import StackFacts, stack_view
+from engine.template.parameters import hidden_values
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginRecord:
+    name: str
+    position: int
+    ordinal: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    timeout_seconds: float
+    on_timeout: str
+    supports_dry_run: bool
+    plugin_class: str
+    distribution: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ProposedStack:
+    """A stack that does not exist yet (preview, validate), shaped like a stored one."""
+
+    name: str
+    tenant_id: str
+    template: Mapping[str, Any]
+    parameters: Mapping[str, Any]
+    environment: Mapping[str, Any]
+    id: str = "None"  # what Heat's preview shows as the id
+    action: str = "CREATE"
+    status: str = "IN_PROGRESS"
+    status_reason: str = ""
+    tags: tuple[str, ...] = ()
+    timeout_mins: int | None = None
+    disable_rollback: bool = True
+
+
+class LifecycleService:
+    def __init__(self, plugins: LifecycleRegistry) -> None:
+        self._plugins = plugins
+
+    def list_plugins(self) -> list[PluginRecord]:
+        records = []
+        for position, loaded in enumerate(self._plugins.plugins, start=1):
+            cls = type(loaded.plugin)
+            records.append(PluginRecord(
+                name=loaded.name, position=position, ordinal=loaded.ordinal,
+                before=tuple(cls.before), after=tuple(cls.after),
+                timeout_seconds=loaded.timeout_seconds, on_timeout=loaded.on_timeout,
+                supports_dry_run=cls.supports_dry_run,
+                plugin_class=f"{cls.__module__}:{cls.__qualname__}",
+                distribution=loaded.distribution))
+        return records
+
+    def describe(self, stack_id: str) -> list[dict[str, Any]]:
+        """What each plugin holds for the stack (placements, reserved quota, ...)."""
+        reports = []
+        for loaded in self._plugins.plugins:
+            item: dict[str, Any] = {"plugin": loaded.name}
+            try:
+                item["report"] = loaded.plugin.describe_stack(stack_id)
+            except Exception as exc:  # noqa: BLE001 -- one broken report must not hide the rest
+                LOG.warning("lifecycle plugin %s: describe_stack failed", loaded.name,
+                            exc_info=True)
+                item["report"] = None
+                item["error"] = f"{type(exc).__name__}: {exc}"
+            reports.append(item)
+        return reports
+
+    def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack,
+                action: str = "CREATE") -> list[dict[str, Any]]:
+        """The verdict every plugin would give, reserving nothing."""
+        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        view = stack_view(stack, action=action, ir=ir, stored={}, secrets=secrets,
+                          dry_run=True)
+        return [record.as_dict()
+                for record in dry_run(self._plugins.plugins,
+                                      Call(context=ctx, stack=view, action=action))]

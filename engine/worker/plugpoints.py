@@ -1,0 +1,146 @@
+"""Calls the lifecycle plugins around an operation, one recorded call at a time.
+
+Calls happen outside any database transaction (a plugin may take seconds, and on SQLite
+an open write transaction would stop every other writer), and each returned call is
+recorded at once, in its own short transaction guarded by the operation lease: in
+``operations.lifecycle`` (so a worker that takes over neither repeats nor skips a call)
+and as a stack event (so tenants and operators see it). A call whose worker died before
+recording it is made again by the next worker; the plugin contract asks for idempotence.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.leases import renew_operation
+from engine.db.models import Operation, Stack
+from engine.db.session import Database
+from engine.errors import KilnError
+from engine.lifecycle.registry import LifecycleRegistry
+from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
+from engine.lifecycle.snapshot import stack_view
+from engine.lifecycle.view import StackView
+from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.state import stack_ir, stack_secrets
+
+Clock = Callable[[], datetime.datetime]
+LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
+
+
+class LeaseLost(Exception):  # noqa: N818 -- control flow: another worker owns it now
+    """The operation was taken over; stop calling plugins for it."""
+
+
+class Plugpoints:
+    def __init__(self, db: Database, types: ResourceTypeRegistry, plugins: LifecycleRegistry,
+                 owner: str, clock: Clock, lease_seconds: float,
+                 heartbeat_seconds: float) -> None:
+        self._db = db
+        self._types = types
+        self._plugins = plugins
+        self._owner = owner
+        self._clock = clock
+        self._lease_seconds = lease_seconds
+        self._heartbeat_seconds = heartbeat_seconds
+
+    def pre_ops(self, operation_id: str) -> None:
+        """Call every pre-op not yet recorded, in order, stopping at the first that fails
+        the operation. The driver reads the verdicts from ``operations.lifecycle``."""
+        call, progress = self._read(operation_id, is_stack_failure=False)
+        if call is None or any(item.get("blocking") for item in progress.get("pre", [])):
+            return
+        called = {item["plugin"] for item in progress.get("pre", [])}
+        for loaded in self._plugins.plugins:
+            if loaded.name in called:
+                continue
+            record = invoke(loaded, PRE, call, lambda: self._renew(operation_id),
+                            self._heartbeat_seconds)
+            self._record(operation_id, record)
+            if record.blocking:
+                return
+
+    def post_ops(self, operation_id: str, is_stack_failure: bool) -> None:
+        """Call the post-op of every plugin whose pre-op was called, in reverse order;
+        one that fails is recorded and the rest still run."""
+        call, progress = self._read(operation_id, is_stack_failure=is_stack_failure)
+        if call is None:
+            return
+        done = {item["plugin"] for item in progress.get("post", [])}
+        for name in progress.get("post_order", []):
+            if name in done:
+                continue
+            loaded = self._plugins.find(name)
+            if loaded is None:
+                # Disabled or uninstalled since its pre-op: nobody left to call.
+                record = CallRecord(plugin=name, phase=POST, action=call.action,
+                                    verdict=ERROR, duration_ms=0,
+                                    message="plugin is no longer enabled on this worker",
+                                    is_stack_failure=is_stack_failure)
+            else:
+                record = invoke(loaded, POST, call, lambda: self._renew(operation_id),
+                                self._heartbeat_seconds)
+            self._record(operation_id, record)
+
+    # --- pieces -------------------------------------------------------------------------
+
+    def _read(self, operation_id: str,
+              is_stack_failure: bool) -> tuple[Call | None, dict[str, Any]]:
+        with self._db.read() as session:
+            operation = session.get(Operation, operation_id)
+            if operation is None or operation.lease_owner != self._owner:
+                return None, {}
+            stack = queries.load_stack(session, operation.stack_id)
+            view = self._view(session, stack, operation.action)
+            context = _context(operation, stack)
+            return (Call(context=context, stack=view, action=operation.action,
+                         is_stack_failure=is_stack_failure),
+                    dict(operation.lifecycle or {}))
+
+    def _view(self, session: Any, stack: Stack, action: str) -> StackView:
+        try:
+            ir = stack_ir(stack, self._types)
+        except KilnError:
+            ir = None  # e.g. a type uninstalled since: plugins still see the stored rows
+        stored = {row.name: row for row in queries.list_resources(session, stack.id)}
+        return stack_view(stack, action=action, ir=ir, stored=stored,
+                          secrets=stack_secrets(stack))
+
+    def _record(self, operation_id: str, record: CallRecord) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                raise LeaseLost(operation_id)
+            progress = dict(operation.lifecycle or {})
+            key = "pre" if record.phase == PRE else "post"
+            progress[key] = [*progress.get(key, []), record.as_dict()]
+            operation.lifecycle = progress  # a new object, so the JSON column is written
+            operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
+            stack = queries.load_stack(session, operation.stack_id)
+            status = "IN_PROGRESS" if record.phase == PRE else (
+                "FAILED" if record.is_stack_failure else "COMPLETE")
+            queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
+                              physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
+                              action=record.action, status=status, reason=record.summary(),
+                              now=now, lifecycle=record.as_dict())
+
+    def _renew(self, operation_id: str) -> None:
+        with self._db.transaction() as session:
+            if not renew_operation(session, operation_id, self._owner, self._clock(),
+                                   self._lease_seconds):
+                raise LeaseLost(operation_id)
+
+
+def _context(operation: Operation, stack: Stack) -> RequestContext:
+    """The requester's context as stored with the operation (the stack's owner when the
+    operation predates that record)."""
+    stored = dict(operation.context or {})
+    return RequestContext(tenant_id=stored.get("tenant_id", stack.tenant_id),
+                          token_tenant_id=stored.get("token_tenant_id", stack.tenant_id),
+                          role=stored.get("role", "member"),
+                          request_id=stored.get("request_id", ""),
+                          username=stored.get("username", ""))

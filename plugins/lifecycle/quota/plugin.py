@@ -1,0 +1,179 @@
+"""``quota``: per-tenant limits on stacks and resources, counted in the database.
+
+A pre-op that adds to a tenant's usage (create, adopt, an update that grows the stack)
+reserves under a per-tenant lock, or is denied; the post-op then records what the stack
+really holds, which undoes the reservation when the operation failed. Every write sets
+the stack's row to a value computed from the views, never adds to it, so a call repeated
+after a worker crash changes nothing. See ``specs/lifecycle-quota.rst``.
+
+A stack's resources are the entries of ``StackView.resources``: the top-level resources
+of its template. Resources inside nested stacks are not counted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from oslo_config import cfg
+
+from engine.lifecycle.base import LifecyclePlugin, PluginServices, Warn
+from plugins.lifecycle.quota import limits
+from plugins.lifecycle.quota.store import Holding, QuotaStore, Usage
+
+if TYPE_CHECKING:
+    from engine.context import RequestContext
+    from engine.lifecycle.view import StackView
+
+GROUP = "lifecycle_quota"
+
+OPTS = [
+    cfg.IntOpt(
+        "max_stacks_per_tenant",
+        default=512,
+        min=-1,
+        help="Most stacks a tenant may have (Heat's default is 512); -1 for no limit.",
+    ),
+    cfg.IntOpt(
+        "max_resources_per_tenant",
+        default=-1,
+        min=-1,
+        help="Most resources a tenant's stacks may hold together, counting the "
+        "top-level resources of each template; -1 for no limit.",
+    ),
+    cfg.DictOpt(
+        "tenant_overrides",
+        default={},
+        help="Limits for particular tenants instead of the two above, as "
+        "<tenant_id>:<stacks>/<resources> entries separated by commas; each number is "
+        "a whole number or -1 for no limit. Example: "
+        "8d2c0f7e5a1b4c39a6e3f0d1b2c3d4e5:10/200,9e3d1a8f6b2c4d40b7f4a1e2c3d4e5f6:-1/5000",
+    ),
+]
+
+CREATE, ADOPT, UPDATE, ROLLBACK = "CREATE", "ADOPT", "UPDATE", "ROLLBACK"
+DELETE, ABANDON = "DELETE", "ABANDON"
+
+
+def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
+    return [(GROUP, list(OPTS))]
+
+
+class QuotaPlugin(LifecyclePlugin):
+    """Per-tenant stack and resource limits."""
+
+    supports_dry_run: ClassVar[bool] = True
+
+    def configure(self, services: PluginServices) -> None:
+        services.conf.register_opts(OPTS, group=GROUP)
+        group = services.conf[GROUP]
+        default = limits.Limits(stacks=_option(group, "max_stacks_per_tenant"),
+                                resources=_option(group, "max_resources_per_tenant"))
+        overrides = limits.parse_overrides(_option(group, "tenant_overrides"),
+                                           f"[{GROUP}] tenant_overrides")
+        self._quotas = limits.Quotas(default=default, overrides=overrides)
+        self._store = QuotaStore(services.database, services.clock)
+
+    def get_ordinal(self) -> int:
+        # Early: a denial here is cheap and should come before plugins that reserve
+        # things of their own (placement).
+        return 20
+
+    def do_pre_op(self, cnxt: RequestContext, stack: StackView,
+                  current_stack: StackView | None = None,
+                  action: str | None = None) -> Warn | None:
+        action = (action or stack.action).upper()
+        tenant_id = stack.tenant_id
+        tenant_limits = self._quotas.for_tenant(tenant_id)
+        if action in (CREATE, ADOPT):
+            wanted = len(stack.resources)
+
+            def decide_new(others: Usage) -> None:
+                limits.check_stacks(tenant_id, tenant_limits, others.stacks)
+                limits.check_resources(tenant_id, tenant_limits, others.resources, 0, wanted)
+
+            self._store.reserve(stack.id, tenant_id, action, Holding(wanted), decide_new,
+                                dry_run=stack.dry_run)
+        elif action == UPDATE:
+            held, wanted = _sizes(stack, current_stack)
+
+            def decide_update(others: Usage) -> None:
+                limits.check_resources(tenant_id, tenant_limits, others.resources, held,
+                                       wanted)
+
+            # Hold the larger of the two while the update runs: old resources are
+            # replaced only after the new ones exist.
+            self._store.reserve(stack.id, tenant_id, action,
+                                Holding(held, max(0, wanted - held)), decide_update,
+                                dry_run=stack.dry_run)
+        # Every other action only keeps or lowers usage: nothing to decide or reserve.
+        return None
+
+    def do_post_op(self, cnxt: RequestContext, stack: StackView,
+                   current_stack: StackView | None = None, action: str | None = None,
+                   is_stack_failure: bool = False) -> None:
+        if stack.dry_run:
+            return
+        action = (action or stack.action).upper()
+        if action in (CREATE, ADOPT):
+            # A failed create counts what it left behind until the tenant deletes it; one
+            # that created nothing (denied, or failed at once) gives its slot back.
+            left = sum(1 for resource in stack.resources.values() if resource.exists)
+            if is_stack_failure and not left:
+                self._store.release(stack.id, stack.tenant_id)
+            elif is_stack_failure:
+                self._store.settle(stack.id, stack.tenant_id, action, Holding(left))
+            else:
+                self._store.settle(stack.id, stack.tenant_id, action,
+                                   Holding(len(stack.resources)))
+        elif action == UPDATE:
+            held, wanted = _sizes(stack, current_stack)
+            self._store.settle(stack.id, stack.tenant_id, action,
+                               Holding(held if is_stack_failure else wanted))
+        elif action == ROLLBACK:
+            self._after_rollback(stack, current_stack, is_stack_failure)
+        elif action in (DELETE, ABANDON) and not is_stack_failure:
+            # A failed delete keeps its row: the resources it did not delete still exist.
+            self._store.release(stack.id, stack.tenant_id)
+
+    def _after_rollback(self, stack: StackView, current_stack: StackView | None,
+                        is_stack_failure: bool) -> None:
+        if current_stack is None:
+            # The rollback of a create: the create failed, so the slot is given back
+            # as the create's own post-op does.
+            self._store.release(stack.id, stack.tenant_id)
+            return
+        held, wanted = _sizes(stack, current_stack)
+        # A rollback that completed restored the stored stack; one that failed may have
+        # left resources of both, so it keeps the larger count.
+        self._store.settle(stack.id, stack.tenant_id, ROLLBACK,
+                           Holding(max(held, wanted) if is_stack_failure else held))
+
+    def describe_stack(self, stack_id: str) -> Any:
+        row = self._store.stack(stack_id)
+        if row is None:
+            return None
+        tenant_limits = self._quotas.for_tenant(row.tenant_id)
+        usage = self._store.tenant(row.tenant_id)
+        return {
+            "tenant_id": row.tenant_id,
+            "resources": row.resources,
+            "pending_resources": row.pending_resources,
+            "action": row.action,
+            "updated_at": row.updated_at.isoformat(),
+            "tenant_limits": {"stacks": tenant_limits.stacks,
+                              "resources": tenant_limits.resources},
+            "tenant_usage": {"stacks": usage.stacks, "resources": usage.resources},
+        }
+
+
+def _sizes(stack: StackView, current_stack: StackView | None) -> tuple[int, int]:
+    """Resources of the stored stack and of the stack an update builds."""
+    new = current_stack if current_stack is not None else stack
+    return len(stack.resources), len(new.resources)
+
+
+def _option(group: Any, name: str) -> Any:
+    try:
+        return getattr(group, name)
+    except (cfg.Error, ValueError) as exc:
+        raise ValueError(f"[{GROUP}] {name}: {exc}") from exc

@@ -1,0 +1,101 @@
+"""A Kiln with every lifecycle plugin in play: the built-ins (policy, quota, placement,
+configured from files) and a third-party package built and installed with pip, as an
+operator would install one."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.functional import servers
+
+DISTS = pathlib.Path(__file__).parents[2] / "lifecycle_dists"
+
+POLICY = """\
+rules:
+  - name: value-cap
+    effect: deny
+    max_count: {type: "OS::Heat::Value", limit: 3}
+    message: at most three values per stack
+  - name: big-stack
+    effect: warn
+    max_resources: 6
+"""
+
+# Only RandomString is placed, so the other tests never compete for capacity.
+INVENTORY = """\
+units: [slots]
+racks:
+  rack-a:
+    hosts:
+      host-a1: {slots: 2}
+  rack-b:
+    hosts:
+      host-b1: {slots: 2}
+types:
+  OS::Heat::RandomString:
+    cost: {slots: 1}
+"""
+
+
+def pip_install(distribution: str, target: pathlib.Path) -> pathlib.Path:
+    """A real ``pip install`` of a test distribution into a directory of its own, so only
+    the Kiln processes that put it on their path see its entry points."""
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--target", str(target), str(DISTS / distribution)],
+                   check=True, capture_output=True, timeout=300)
+    return target
+
+
+def with_path(env: dict[str, str], site: pathlib.Path, cache: pathlib.Path) -> dict[str, str]:
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    # stevedore caches entry points per sys.path; a fresh cache keeps discovery honest.
+    env["XDG_CACHE_HOME"] = str(cache)
+    return env
+
+
+@pytest.fixture(scope="session")
+def test_plugins_site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return pip_install("kiln-test-lifecycle", tmp_path_factory.mktemp("site-good"))
+
+
+class PluginKiln:
+    """A running kiln-all plus the third-party plugins' own log of the calls they got."""
+
+    def __init__(self, kiln: servers.Kiln, calls_log: pathlib.Path) -> None:
+        self.kiln = kiln
+        self.env = kiln.env
+        self._calls_log = calls_log
+
+    def calls(self, stack_id: str) -> list[dict[str, Any]]:
+        if not self._calls_log.exists():
+            return []
+        lines = self._calls_log.read_text().splitlines()
+        return [call for call in map(json.loads, lines) if call["stack_id"] == stack_id]
+
+
+@pytest.fixture(scope="module")
+def plugin_kiln(tmp_path_factory: pytest.TempPathFactory,
+                test_plugins_site: pathlib.Path) -> Iterator[PluginKiln]:
+    root = tmp_path_factory.mktemp("kiln-lifecycle")
+    (root / "policy.yaml").write_text(POLICY)
+    (root / "inventory.yaml").write_text(INVENTORY)
+    calls_log = root / "calls.jsonl"
+    env = with_path({}, test_plugins_site, root / "cache")
+    kiln = servers.start_all(
+        root / "state", None,
+        PYTHONPATH=env["PYTHONPATH"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"],
+        KILN_TEST_LIFECYCLE_LOG=str(calls_log),
+        OS_LIFECYCLE_PLUGINS__PLUGIN_TIMEOUT_SECONDS="hang:1",
+        OS_LIFECYCLE_POLICY__RULES_FILE=str(root / "policy.yaml"),
+        OS_LIFECYCLE_PLACEMENT__INVENTORY_FILE=str(root / "inventory.yaml"))
+    yield PluginKiln(kiln, calls_log)
+    kiln.stop()

@@ -1,0 +1,246 @@
+"""Lifecycle plugins around real operations, driven through python-heatclient against
+kiln-all with the built-in plugins and a pip-installed third-party package.
+
+Installed order (ordinals, refined by before/after): policy 10, audit 5 after policy,
+quota 20, gate 60 before placement, placement 50, hang 70.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+
+from tests.functional import servers
+from tests.functional.conftest import heat_for, settled_events, unique, wait_for_status
+from tests.functional.lifecycle.conftest import PluginKiln
+
+ORDER = ["policy", "audit", "quota", "gate", "placement", "hang"]
+
+
+def none_stack(count: int) -> str:
+    body = "".join(f"  r{i}:\n    type: OS::Heat::None\n" for i in range(count))
+    return f"heat_template_version: 2018-08-31\nresources:\n{body}"
+
+
+def typed_stack(type_name: str, count: int, properties: str = "{}") -> str:
+    body = "".join(f"  r{i}:\n    type: {type_name}\n    properties: {properties}\n"
+                   for i in range(count))
+    return f"heat_template_version: 2018-08-31\nresources:\n{body}"
+
+
+@pytest.fixture
+def tenant(plugin_kiln: PluginKiln) -> servers.Credentials:
+    return servers.new_tenant(plugin_kiln.env, unique("tenant-"))
+
+
+@pytest.fixture
+def heat(plugin_kiln: PluginKiln, tenant: servers.Credentials) -> Any:
+    return heat_for(plugin_kiln.kiln, tenant)
+
+
+def create(heat: Any, template: str, **fields: Any) -> tuple[str, str]:
+    name = unique("s")
+    created = heat.stacks.create(stack_name=name, template=template, **fields)
+    return name, created["stack"]["id"]
+
+
+def calls(heat: Any, stack_id: str, action: str
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The recorded pre-op and post-op calls of one action, once all post-ops are in."""
+    records = [ev.lifecycle for ev in settled_events(heat, stack_id, action)
+               if getattr(ev, "lifecycle", None) and ev.lifecycle["action"] == action]
+    return ([r for r in records if r["phase"] == "pre"],
+            [r for r in records if r["phase"] == "post"])
+
+
+def lifecycle_report(plugin_kiln: PluginKiln, tenant: servers.Credentials, name: str,
+                     stack_id: str) -> dict[str, Any]:
+    url = f"{plugin_kiln.kiln.endpoint(tenant.tenant_id)}/stacks/{name}/{stack_id}/lifecycle"
+    request = urllib.request.Request(url, headers={"X-Auth-Token": tenant.token})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body: dict[str, Any] = json.load(response)["lifecycle"]
+    return body
+
+
+def report_of(body: dict[str, Any], plugin: str) -> Any:
+    return next(item["report"] for item in body["plugins"] if item["plugin"] == plugin)
+
+
+def test_a_create_calls_every_plugin_in_order_then_post_ops_in_reverse(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(2))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    pre, post = calls(heat, stack_id, "CREATE")
+
+    assert [r["plugin"] for r in pre] == ORDER
+    assert {r["verdict"] for r in pre} == {"allow"}
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert {(r["verdict"], r["is_stack_failure"]) for r in post} == {("done", False)}
+    assert all(isinstance(r["duration_ms"], int) for r in pre + post)
+    # The plugins' own account agrees, and they saw the resources and the final status.
+    own = plugin_kiln.calls(stack_id)
+    assert [(c["plugin"], c["phase"]) for c in own] == [
+        ("audit", "pre"), ("gate", "pre"), ("hang", "pre"),
+        ("hang", "post"), ("gate", "post"), ("audit", "post")]
+    assert own[0]["resources"] == ["r0", "r1"]
+    assert own[0]["status"] == "CREATE_IN_PROGRESS"
+    assert own[-1]["status"] == "CREATE_COMPLETE"
+    assert own[-1]["is_stack_failure"] is False
+
+
+def test_a_denied_create_touches_nothing_and_unwinds_in_reverse(
+        plugin_kiln: PluginKiln, heat: Any, tenant: servers.Credentials) -> None:
+    name, stack_id = create(heat, none_stack(2), tags="gate-deny")
+    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+    pre, post = calls(heat, stack_id, "CREATE")
+
+    assert stack.stack_status_reason == (
+        f"Lifecycle plugin gate pre-op CREATE: deny: gate closed for {name}")
+    assert heat.resources.list(stack_id) == []
+    assert [(r["plugin"], r["verdict"]) for r in pre] == [
+        ("policy", "allow"), ("audit", "allow"), ("quota", "allow"), ("gate", "deny")]
+    assert [r["plugin"] for r in post] == ["gate", "quota", "audit", "policy"]
+    assert {r["is_stack_failure"] for r in post} == {True}
+    own = plugin_kiln.calls(stack_id)
+    assert "hang" not in {c["plugin"] for c in own}
+    assert [(c["plugin"], c["phase"], c.get("is_stack_failure")) for c in own][-2:] == [
+        ("gate", "post", True), ("audit", "post", True)]
+    # quota reserved in its pre-op and gave the slot back in its post-op.
+    assert report_of(lifecycle_report(plugin_kiln, tenant, name, stack_id), "quota") is None
+
+
+def test_a_resource_failure_tells_every_post_op(heat: Any) -> None:
+    template = ("heat_template_version: 2018-08-31\nresources:\n"
+                "  bad:\n    type: OS::Heat::TestResource\n    properties: {fail: true}\n")
+    _, stack_id = create(heat, template)
+    wait_for_status(heat, stack_id, "CREATE_FAILED")
+    pre, post = calls(heat, stack_id, "CREATE")
+
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert {r["is_stack_failure"] for r in post} == {True}
+
+
+def test_a_hung_plugin_times_out_and_still_gets_its_post_op(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    started = time.monotonic()
+    _, stack_id = create(heat, none_stack(1), tags="hang")
+    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+    elapsed = time.monotonic() - started
+    pre, post = calls(heat, stack_id, "CREATE")
+
+    assert stack.stack_status_reason == (
+        "Lifecycle plugin hang pre-op CREATE: timeout: no answer within 1 s")
+    assert pre[-1]["verdict"] == "timeout" and pre[-1]["blocking"] is True
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert elapsed < 20, "the worker waited on the hung plugin far past its timeout"
+    assert heat.resources.list(stack_id) == []
+
+
+def test_warnings_are_recorded_and_the_create_goes_on(heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(7), tags="audit-warn")
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    pre, _ = calls(heat, stack_id, "CREATE")
+
+    verdicts = {r["plugin"]: (r["verdict"], r["message"]) for r in pre}
+    assert verdicts["audit"] == ("warn", "audit noticed 7 resources")
+    assert verdicts["policy"][0] == "warn" and "big-stack" in verdicts["policy"][1]
+
+
+def test_policy_rules_deny_with_the_rule_named(heat: Any) -> None:
+    _, stack_id = create(heat, typed_stack("OS::Heat::Value", 4, "{value: 1}"))
+    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+
+    assert stack.stack_status_reason.startswith("Lifecycle plugin policy pre-op CREATE: deny:")
+    assert "value-cap" in stack.stack_status_reason
+    assert heat.resources.list(stack_id) == []
+
+
+def test_a_failing_post_op_is_recorded_and_the_rest_still_run(heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(1), tags="audit-post-error")
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    _, post = calls(heat, stack_id, "CREATE")
+
+    verdicts = [(r["plugin"], r["verdict"]) for r in post]
+    assert verdicts[-2:] == [("audit", "error"), ("policy", "done")]
+    assert "audit post-op failed on purpose" in post[-2]["message"]
+    assert heat.stacks.get(stack_id).stack_status == "CREATE_COMPLETE"
+
+
+def test_delete_calls_pre_and_post_ops(heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(1))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    heat.stacks.delete(stack_id)  # accepted at once, though CREATE's post-ops may still run
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    pre, post = calls(heat, stack_id, "DELETE")
+
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert {r["is_stack_failure"] for r in post} == {False}
+
+
+def test_placement_reserves_refuses_and_releases(
+        plugin_kiln: PluginKiln, heat: Any, tenant: servers.Credentials) -> None:
+    # Four slots in all, one per RandomString.
+    first, first_id = create(heat, typed_stack("OS::Heat::RandomString", 3))
+    wait_for_status(heat, first_id, "CREATE_COMPLETE")
+    held = report_of(lifecycle_report(plugin_kiln, tenant, first, first_id), "placement")
+    assert sorted(item["resource"] for item in held) == ["r0", "r1", "r2"]
+    assert {item["host"] for item in held} <= {"host-a1", "host-b1"}
+
+    second, second_id = create(heat, typed_stack("OS::Heat::RandomString", 2))
+    refused = wait_for_status(heat, second_id, "CREATE_FAILED")
+    assert refused.stack_status_reason.startswith(
+        "Lifecycle plugin placement pre-op CREATE: deny:")
+    calls(heat, second_id, "CREATE")
+    assert not report_of(lifecycle_report(plugin_kiln, tenant, second, second_id),
+                         "placement")
+
+    heat.stacks.delete(first_id)
+    wait_for_status(heat, first_id, "DELETE_COMPLETE")
+    calls(heat, first_id, "DELETE")
+    assert not report_of(lifecycle_report(plugin_kiln, tenant, first, first_id), "placement")
+
+    third, third_id = create(heat, typed_stack("OS::Heat::RandomString", 2))
+    wait_for_status(heat, third_id, "CREATE_COMPLETE")
+    assert len(report_of(lifecycle_report(plugin_kiln, tenant, third, third_id),
+                         "placement")) == 2
+    heat.stacks.delete(third_id)
+    wait_for_status(heat, third_id, "DELETE_COMPLETE")
+    calls(heat, third_id, "DELETE")
+
+
+def test_placement_releases_what_a_failed_create_never_made(
+        plugin_kiln: PluginKiln, heat: Any, tenant: servers.Credentials) -> None:
+    template = """\
+heat_template_version: 2018-08-31
+resources:
+  bad:
+    type: OS::Heat::TestResource
+    properties: {fail: true}
+  never:
+    type: OS::Heat::RandomString
+    depends_on: bad
+"""
+    name, stack_id = create(heat, template)
+    wait_for_status(heat, stack_id, "CREATE_FAILED")
+    calls(heat, stack_id, "CREATE")
+    assert not report_of(lifecycle_report(plugin_kiln, tenant, name, stack_id), "placement")
+
+
+def test_a_tenant_cannot_read_another_tenants_lifecycle(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    name, stack_id = create(heat, none_stack(1))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    other = servers.new_tenant(plugin_kiln.env, unique("tenant-"))
+    url = (f"{plugin_kiln.kiln.endpoint(other.tenant_id)}/stacks/{name}/{stack_id}"
+           "/lifecycle")
+    request = urllib.request.Request(url, headers={"X-Auth-Token": other.token})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 404
+    caught.value.close()

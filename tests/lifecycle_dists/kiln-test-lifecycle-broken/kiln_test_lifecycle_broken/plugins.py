@@ -1,0 +1,1 @@
+"""Declares no LicenceCheck: the entry point cannot be loaded."""
