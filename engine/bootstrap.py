@@ -24,6 +24,7 @@ from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.lifecycle import LifecycleService
+from engine.services.stack_actions import StackActions
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
@@ -73,7 +74,9 @@ class Kiln:
                             lifecycle=self.lifecycle_service)
 
     def wsgi_app(self) -> WsgiApp:
-        return create_app(self.stacks, self.tenants, self.lifecycle_service,
+        actions = StackActions(self.db, utcnow,
+                               self.conf.engine.stack_action_timeout_seconds)
+        return create_app(self.stacks, self.tenants, self.lifecycle_service, actions,
                           ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
 
     def worker(self) -> WorkerLoop:

@@ -8,6 +8,7 @@ import falcon
 
 from engine.api import errors, middleware
 from engine.api.endpoints import (
+    actions,
     events,
     lifecycle,
     resource_types,
@@ -17,6 +18,7 @@ from engine.api.endpoints import (
     versions,
 )
 from engine.services.lifecycle import LifecycleService
+from engine.services.stack_actions import StackActions
 from engine.services.stacks import StackService
 from engine.services.tenants import TenantService
 
@@ -31,7 +33,7 @@ class ApiSettings:
 
 
 def create_app(stack_service: StackService, tenant_service: TenantService,
-               lifecycle_service: LifecycleService,
+               lifecycle_service: LifecycleService, actions_service: StackActions,
                settings: ApiSettings) -> falcon.App[falcon.Request, falcon.Response]:
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
@@ -58,6 +60,9 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
                       stacks.StackLookup(stack_service, "/" + suffix))
     app.add_route(STACK, stacks.StackItem(stack_service))
     app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
+    app.add_route(STACK + "/actions", actions.StackActionsEndpoint(actions_service))
+    app.add_route(STACK + "/abandon", actions.StackAbandon(actions_service))
+    app.add_route(STACK + "/export", actions.StackExport(actions_service))
     app.add_route(STACK + "/lifecycle",
                   lifecycle.StackLifecycle(stack_service, lifecycle_service))
     app.add_route(STACK + "/outputs", stacks.OutputCollection(stack_service))

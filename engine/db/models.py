@@ -121,6 +121,8 @@ class Operation(Base):
     # Steps not yet closed; kept by db.steps under the operation's row lock, so finding
     # the last step is O(1) rather than a count over every step of a large stack.
     open_steps: Mapped[int] = mapped_column(Integer, default=0)
+    # What the request carries beyond the stack row (adopt data, for instance).
+    payload: Mapped[Any | None] = mapped_column(JSONType)
     # Who asked (tenant, role, request id): the context lifecycle plugins are called with.
     context: Mapped[Any] = mapped_column(JSONType, default=dict)
     # Lifecycle calls made so far, so a worker that takes over neither repeats nor skips

@@ -89,6 +89,13 @@ def add_stack_with_operation(session: Session, stack: Stack, operation: Operatio
     session.flush()
 
 
+def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
+    query = (select(Operation).where(Operation.stack_id == stack_id,
+                                     Operation.finished_at.is_(None))
+             .with_for_update())
+    return session.scalars(query).first()
+
+
 def add_operation(session: Session, stack: Stack, operation: Operation) -> None:
     """Insert an operation, or raise ActionInProgress if the stack already has one."""
     try:

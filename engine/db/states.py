@@ -9,6 +9,9 @@ from __future__ import annotations
 OP_PENDING, OP_RUNNING, OP_FINISHING, OP_NOTIFYING, OP_COMPLETE, OP_FAILED = (
     "PENDING", "RUNNING", "FINISHING", "NOTIFYING", "COMPLETE", "FAILED")
 
+# Heat has no ABANDON stack state: the stack of an abandon operation shows as a delete.
+STACK_ACTION = {"ABANDON": "DELETE"}
+
 # Step: waits for its prerequisites, becomes ready, is run under a lease.
 STEP_WAITING, STEP_READY, STEP_RUNNING, STEP_COMPLETE, STEP_FAILED, STEP_CANCELLED = (
     "WAITING", "READY", "RUNNING", "COMPLETE", "FAILED", "CANCELLED")

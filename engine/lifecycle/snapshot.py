@@ -16,7 +16,7 @@ from engine.ir.build import StaticScope
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from engine.template.functions import Deferred, Function, GetAttr, GetResource
-from engine.template.parameters import MASK, redact
+from engine.template.parameters import MASK, hidden_names, redact
 
 
 class StackFacts(Protocol):
@@ -73,7 +73,7 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
     """The stack as a plugin sees it: resources of the IR (the stack as it is to be) and
     of the stored rows (as it is), the stored state winning where both know one."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
-    hidden = _hidden_names(template)
+    hidden = hidden_names(template)
     parameters = {name: MASK if name in hidden else redact(value, secrets)
                   for name, value in dict(stack.parameters or {}).items()}
     resources: dict[str, ResourceView] = {}
@@ -133,11 +133,3 @@ def _function_args(function: Function) -> tuple[Any, ...]:
     if isinstance(function, GetResource):
         return (function.name,)
     return ()
-
-
-def _hidden_names(template: Mapping[str, Any]) -> set[str]:
-    section = template.get("parameters")
-    if not isinstance(section, Mapping):
-        return set()
-    return {name for name, body in section.items()
-            if isinstance(body, Mapping) and body.get("hidden") in (True, "true", "True")}

@@ -40,6 +40,15 @@ reason as ``<ExceptionType>: resources.<name>: <message>``, as Heat writes it. D
 catch broadly to hide failures. Raise ``engine.errors`` classes only for errors in the
 tenant's input found by :meth:`validate`.
 
+Other actions
+-------------
+``suspend``, ``resume`` and ``check`` default to doing nothing and completing at once;
+override the pair where the backend has such a thing. Set ``check_supported = True``
+when ``handle_check`` really looks at the backend (raise if the thing is gone or
+unhealthy): a stack check of types that do not is reported as not fully supported, as
+in Heat. ``adopt`` takes over an existing thing from abandon data: the default records
+the given physical id and private data and creates nothing.
+
 Attributes and references
 -------------------------
 ``get_attribute(name)`` answers ``get_attr``; ``get_reference_id()`` answers
@@ -62,7 +71,8 @@ from engine.schema import Attribute, Property
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
-CREATE, DELETE = "CREATE", "DELETE"
+CREATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
+    "CREATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
 
 
 class Runtime(Protocol):
@@ -92,6 +102,8 @@ class Resource:
     allow_unknown_attributes: ClassVar[bool] = False
     #: Heat's support-status version for ``GET /resource_types/{type}``.
     support_version: ClassVar[str] = "5.0.0"
+    #: True when ``handle_check`` really inspects the backend (see the module docs).
+    check_supported: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -157,6 +169,34 @@ class Resource:
     def check_delete_complete(self, token: Token) -> bool:
         return True
 
+    def handle_suspend(self) -> Token:
+        return None
+
+    def check_suspend_complete(self, token: Token) -> bool:
+        return True
+
+    def handle_resume(self) -> Token:
+        return None
+
+    def check_resume_complete(self, token: Token) -> bool:
+        return True
+
+    def handle_check(self) -> Token:
+        return None
+
+    def check_check_complete(self, token: Token) -> bool:
+        return True
+
+    def handle_adopt(self, resource_id: str | None, resource_data: Mapping[str, Any]) -> Token:
+        """Take over ``resource_id`` with its private ``resource_data`` (abandon data)."""
+        self.data.update(resource_data)
+        if resource_id:
+            self.set_physical_id(resource_id)
+        return None
+
+    def check_adopt_complete(self, token: Token) -> bool:
+        return True
+
     # --- reads ------------------------------------------------------------------------
 
     def get_attribute(self, name: str) -> Any:
@@ -174,11 +214,23 @@ class Resource:
 
 
 def action_methods(
-    resource: Resource, action: str
+    resource: Resource, action: str, adopt: Mapping[str, Any] | None = None
 ) -> tuple[Callable[[], Token], Callable[[Token], bool]]:
-    """The (start, poll) pair of ``action``; explicit so that it can be grepped and typed."""
+    """The (start, poll) pair of ``action``; explicit so that it can be grepped and typed.
+    ``adopt`` is the resource's entry in the abandon data, for ADOPT."""
+    if action == ADOPT:
+        entry = adopt or {}
+        return (lambda: resource.handle_adopt(entry.get("resource_id"),
+                                              entry.get("resource_data") or {}),
+                resource.check_adopt_complete)
     if action == CREATE:
         return resource.handle_create, resource.check_create_complete
     if action == DELETE:
         return resource.handle_delete, resource.check_delete_complete
+    if action == SUSPEND:
+        return resource.handle_suspend, resource.check_suspend_complete
+    if action == RESUME:
+        return resource.handle_resume, resource.check_resume_complete
+    if action == CHECK:
+        return resource.handle_check, resource.check_check_complete
     raise ValueError(f"unknown resource action {action}")

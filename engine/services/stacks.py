@@ -17,11 +17,9 @@ from typing import Any
 
 from engine.context import RequestContext
 from engine.db import queries
-from engine.db.models import Event, Operation, Resource, Stack
+from engine.db.models import Event, Resource, Stack
 from engine.db.session import Database
-from engine.db.states import OP_PENDING
 from engine.errors import (
-    ActionInProgress,
     BadRequest,
     EntityNotFound,
     InvalidFilter,
@@ -34,8 +32,10 @@ from engine.errors import (
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services.adopt import adopt_request
 from engine.services.attributes import read_attributes
 from engine.services.lifecycle import LifecycleService, ProposedStack
+from engine.services.operations import new_operation, start_operation
 from engine.services.records import (
     EventRecord,
     ResourceRecord,
@@ -139,10 +139,15 @@ class StackService:
     # --- writes -------------------------------------------------------------------------
 
     def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
+        action, payload = "CREATE", None
+        if body.get("adopt_stack_data") is not None:
+            action = "ADOPT"
+            body, payload = adopt_request(body)
         proposal = self._propose(ctx, body, _stack_name(body), str(uuid.uuid4()))
         stack = proposal.stack
-        operation = _operation(ctx, stack.id, "CREATE", stack.created_at,
-                               proposal.timeout_seconds)
+        stack.action, stack.status_reason = action, f"Stack {action} started"
+        operation = new_operation(ctx, stack.id, action, stack.created_at,
+                                  proposal.timeout_seconds, payload)
         with self._db.transaction() as session:
             queries.add_stack_with_operation(session, stack, operation, stack.created_at)
             return self._record(proposal.ir, stack)
@@ -194,8 +199,6 @@ class StackService:
         """The checks every way of proposing a stack shares (create, preview, validate),
         from the request body to an unsaved stack row and its IR. Raises what create
         raises, naming the template path and line."""
-        if body.get("adopt_stack_data") is not None:
-            raise BadRequest(reason="Stack Adopt is not supported by Kiln yet.")
         template = body.get("template")
         if template is None:
             raise BadRequest(reason="No template specified")
@@ -241,19 +244,9 @@ class StackService:
         return masked_verdicts
 
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
-        now = self._clock()
         with self._db.transaction() as session:
-            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
-            if stack.deleted_at is not None:
-                raise EntityNotFound(entity="Stack", name=name)
-            if stack.status == "IN_PROGRESS":
-                raise ActionInProgress(stack_name=stack.name, action=stack.action)
-            queries.add_operation(session, stack, _operation(
-                ctx, stack.id, "DELETE", now,
-                (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds))
-            stack.action, stack.status = "DELETE", "IN_PROGRESS"
-            stack.status_reason = "Stack DELETE started"
-            queries.add_stack_event(session, stack, now)
+            start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
+                            self._limits.default_timeout_seconds)
 
     # --- stack reads --------------------------------------------------------------------
 
@@ -485,16 +478,6 @@ def _preview_properties(node: ResourceNode, schema: TypeSchema, scope: _PreviewS
     if schema.allow_unknown_properties:
         shown.update({k: v for k, v in given.items() if k not in schema.properties_schema})
     return shown
-
-
-def _operation(ctx: RequestContext, stack_id: str, action: str, now: datetime.datetime,
-               timeout: int) -> Operation:
-    # The requester is kept so lifecycle plugins hear who asked, as in Heat.
-    context = {"tenant_id": ctx.tenant_id, "token_tenant_id": ctx.token_tenant_id,
-               "role": ctx.role, "request_id": ctx.request_id, "username": ctx.username}
-    return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action, state=OP_PENDING,
-                     attempt=0, created_at=now, context=context, lifecycle={},
-                     deadline_at=now + datetime.timedelta(seconds=timeout))
 
 
 def _parameters(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -226,3 +226,13 @@ def redact(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact(v, secrets) for v in value]
     return value
+
+
+def hidden_names(template: Mapping[str, Any]) -> set[str]:
+    """Names of the hidden parameters of a stored template (plain data, not parsed), for
+    code that must mask without building the IR."""
+    section = template.get("parameters")
+    if not isinstance(section, Mapping):
+        return set()
+    return {name for name, body in section.items()
+            if isinstance(body, Mapping) and body.get("hidden") in (True, "true", "True")}

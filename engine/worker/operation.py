@@ -25,10 +25,22 @@ from engine.db.states import (
     OP_NOTIFYING,
     OP_PENDING,
     OP_RUNNING,
+    STACK_ACTION,
 )
 from engine.errors import KilnError
 from engine.ir.model import ResolvedStack
-from engine.ir.plan import CREATE, DELETE, ExistingResource, plan_create, plan_delete
+from engine.ir.plan import (
+    ADOPT,
+    CHECK,
+    CREATE,
+    DELETE,
+    RESUME,
+    SUSPEND,
+    ExistingResource,
+    Plan,
+    plan_create,
+    plan_stored,
+)
 from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
@@ -42,6 +54,9 @@ Clock = Callable[[], datetime.datetime]
 # Claims of one operation before it is given up; a normal one needs at most three
 # (plan, time-out check, finish), so ten means its phases keep failing.
 MAX_ATTEMPTS = 10
+ABANDON = "ABANDON"
+# Operations whose steps act on the stored resources rather than on a new IR.
+STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
 
 
 class OperationDriver:
@@ -69,7 +84,8 @@ class OperationDriver:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             return (operation is not None and operation.lease_owner == self._owner
-                    and operation.state == OP_PENDING and operation.attempt <= MAX_ATTEMPTS)
+                    and operation.state == OP_PENDING and operation.attempt <= MAX_ATTEMPTS
+                    and not _cancelled(operation))
 
     def _transition(self, operation_id: str) -> str | None:
         """The database phases, in one transaction. Returns the outcome (COMPLETE or
@@ -90,6 +106,8 @@ class OperationDriver:
             stack = queries.load_stack(session, operation.stack_id)
             if operation.attempt > MAX_ATTEMPTS:
                 self._give_up(session, operation, stack, now)
+            elif operation.state in (OP_PENDING, OP_RUNNING) and _cancelled(operation):
+                self._time_out(session, operation, stack, now)
             elif operation.state == OP_PENDING:
                 self._plan(session, operation, stack, now)
             elif operation.state == OP_RUNNING and operation.deadline_at <= now:
@@ -136,10 +154,12 @@ class OperationDriver:
             operation.failure_reason = CallRecord(**denial).summary()
             operation.state = OP_FINISHING
             return
-        if operation.action == DELETE:
+        if operation.action == ABANDON:
+            plan = Plan(ABANDON, ())  # the resources stay where they are
+        elif operation.action in STORED_ACTIONS:
             stored = {row.name: ExistingResource(row.name, frozenset(row.requires or ()))
                       for row in queries.list_resources(session, stack.id)}
-            plan = plan_delete(stored)
+            plan = plan_stored(stored, operation.action)
         else:
             try:
                 ir = stack_ir(stack, self._registry)
@@ -154,12 +174,14 @@ class OperationDriver:
                     stack_id=stack.id, name=name, type=node.type_name, action="INIT",
                     status="COMPLETE", status_reason="", physical_id=None, properties=None,
                     data={}, requires=sorted(node.requires), created_at=now, updated_at=now))
-            plan = plan_create(ir)
+            plan = plan_create(ir, operation.action)
         steps.add_steps(session, operation, plan.action,
                         {step.resource: sorted(step.requires) for step in plan.steps})
 
     def _time_out(self, session: Any, operation: Operation, stack: Stack,
                   now: datetime.datetime) -> None:
+        """End a running operation past its deadline, or one a tenant cancelled."""
+        _owe_post_ops(operation)
         for name in steps.cancel_open_steps(session, operation, now):
             row = queries.get_resource(session, stack, name)
             reason = f"{operation.action} aborted"
@@ -168,30 +190,44 @@ class OperationDriver:
                               physical_resource_id=row.physical_id or "",
                               resource_type=row.type, action=row.action, status="FAILED",
                               reason=reason, now=now)
-        operation.failure_reason = f"{operation.action.capitalize()} timed out"
+        operation.failure_reason = (
+            f"Resource {operation.action} failed: Operation cancelled" if _cancelled(operation)
+            else f"{operation.action.capitalize()} timed out")
         operation.state = OP_FINISHING
 
     def _finish(self, session: Any, operation: Operation, stack: Stack,
                 now: datetime.datetime) -> None:
         failed = operation.failure_reason is not None
         action = operation.action
-        if action == CREATE:
+        if action in (CREATE, ADOPT):
             stack.outputs = self._outputs(session, stack)
         if failed:
             status, reason = "FAILED", operation.failure_reason or ""
         else:
             status, reason = "COMPLETE", f"Stack {action} completed successfully"
-            if action == DELETE:
+            if action == CHECK:
+                reason += self._check_caveat(session, stack)
+            if action in (DELETE, ABANDON):
+                # Abandon forgets the resources; delete has removed them.
                 queries.delete_resources(session, stack.id)
                 stack.deleted_at = now
                 stack.outputs = None
         self._conclude(session, operation, stack, status, reason, now)
 
+    def _check_caveat(self, session: Any, stack: Stack) -> str:
+        """Heat's suffix when some resource types have no real check."""
+        for row in queries.list_resources(session, stack.id):
+            cls = self._registry.find(row.type)
+            if cls is None or not cls.check_supported:
+                return ". 'CHECK' not fully supported (see resources)"
+        return ""
+
     @staticmethod
     def _conclude(session: Any, operation: Operation, stack: Stack, status: str, reason: str,
                   now: datetime.datetime) -> None:
         """Write the final stack state and its event; close the operation."""
-        action = operation.action
+        # Heat has no ABANDON stack state: an abandoned stack ends as deleted.
+        action = STACK_ACTION.get(operation.action, operation.action)
         stack.action, stack.status, stack.status_reason = action, status, reason
         queries.add_stack_event(session, stack, now)
         # finished_at frees the stack for its next operation; that one still waits for
@@ -234,3 +270,7 @@ def _owe_post_ops(operation: Operation) -> None:
         pre = operation.lifecycle.get("pre", [])
         operation.lifecycle = {**operation.lifecycle,
                                "post_order": [item["plugin"] for item in reversed(pre)]}
+
+
+def _cancelled(operation: Operation) -> bool:
+    return bool((operation.payload or {}).get("cancelled"))

@@ -14,14 +14,23 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from engine.db import queries, steps
+from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
-from engine.db.models import Stack, Step
 from engine.db.session import Database
 from engine.db.states import STEP_RUNNING
 from engine.errors import KilnError
 from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
-from engine.resources.base import CREATE, DELETE, Resource, action_methods
+from engine.resources.base import (
+    ADOPT,
+    CHECK,
+    CREATE,
+    DELETE,
+    RESUME,
+    SUSPEND,
+    Resource,
+    action_methods,
+)
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
@@ -32,6 +41,13 @@ FIRST_POLL_SECONDS = 0.05
 PER_OPERATION_CACHE_SIZE = 128
 T = TypeVar("T")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+# Actions whose resource instances are built from the IR (properties evaluated now);
+# the others act on what is stored, so they work when a type has been uninstalled.
+NEEDS_PROPERTIES = (CREATE, ADOPT)
+
+
+class ResourceMissing(Exception):  # noqa: N818 -- the reason tenants read
+    """The resource to act on does not exist (never created, or absent from adopt data)."""
 
 
 class LeaseLost(Exception):
@@ -75,6 +91,7 @@ class HeldStep:
     next_poll_at: float = 0.0
     interval: float = FIRST_POLL_SECONDS
     saved_data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    adopt: Mapping[str, Any] | None = None  # this resource's abandon data, for ADOPT
 
 
 class StepRunner:
@@ -87,6 +104,7 @@ class StepRunner:
         self._max_poll = max_poll_seconds
         self._irs: dict[str, ResolvedStack] = {}
         self._secrets: dict[str, tuple[str, ...]] = {}
+        self._adopt: dict[str, Mapping[str, Any]] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
 
@@ -97,7 +115,7 @@ class StepRunner:
             if held is None:
                 return None
             if held.needs_start:
-                start, _ = action_methods(held.instance, held.action)
+                start, _ = action_methods(held.instance, held.action, held.adopt)
                 try:
                     held.token = start()
                 except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -113,7 +131,7 @@ class StepRunner:
     def poll(self, held: HeldStep) -> bool:
         """Ask whether the action finished; True when the step is closed (or lost)."""
         try:
-            _, check = action_methods(held.instance, held.action)
+            _, check = action_methods(held.instance, held.action, held.adopt)
             try:
                 done = check(held.token)
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -143,17 +161,26 @@ class StepRunner:
                 return None
             stack = queries.load_stack(session, step.stack_id)
             row = queries.get_resource(session, stack, step.resource_name)
-            if step.action == DELETE and row.properties is None and row.physical_id is None:
-                # Never created: there is nothing to delete in the backend.
-                self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
+            never_created = row.properties is None and row.physical_id is None
+            if step.action in (DELETE, SUSPEND, RESUME) and never_created:
+                # Nothing in the backend to act on. A delete still ends the resource.
+                if step.action == DELETE:
+                    self._set_state(session, stack, row, DELETE, COMPLETE, "state changed",
+                                    now)
                 if not steps.complete_step(session, step, self._owner, now):
                     raise LeaseLost()
+                return None
+            if step.action == CHECK and never_created:
+                self._set_state(session, stack, row, CHECK, IN_PROGRESS, "state changed", now)
+                self._record_failure(session, step, stack, row, ResourceMissing(
+                    "the resource was never created"), (), now)
                 return None
             try:
                 cls = self._registry.get(row.type)
                 # A delete needs no IR: one uninstalled type must not fail every other
                 # resource's delete along with its own.
-                ir = self._ir(stack, step.operation_id) if step.action == CREATE else None
+                ir = (self._ir(stack, step.operation_id) if step.action in NEEDS_PROPERTIES
+                      else None)
             except KilnError as exc:
                 # A type uninstalled since the stack was made: fail this step, keep working.
                 if not step.started:
@@ -184,10 +211,15 @@ class StepRunner:
                     failure = exc
             instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
                            physical_id=row.physical_id, data=dict(row.data or {}))
+            adopt = (self._adopt_data(session, step.operation_id).get(row.name)
+                     if step.action == ADOPT else None)
+            if step.action == ADOPT and adopt is None and failure is None:
+                failure = ResourceMissing("the adopt data has no entry for this resource")
             held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
                             step.action, instance, secrets, token=step.token,
-                            needs_start=not step.started, saved_data=dict(row.data or {}))
-        if failure is None and step.action == CREATE and held.needs_start:
+                            needs_start=not step.started, saved_data=dict(row.data or {}),
+                            adopt=adopt)
+        if failure is None and step.action in NEEDS_PROPERTIES and held.needs_start:
             try:
                 instance.validate()
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -196,6 +228,16 @@ class StepRunner:
             self._fail(held, failure)
             return None
         return held
+
+    def _adopt_data(self, session: Any, operation_id: str) -> Mapping[str, Any]:
+        """The abandon data's resources, read once per operation."""
+        def read() -> Mapping[str, Any]:
+            operation = session.get(Operation, operation_id)
+            payload = operation.payload if operation is not None else None
+            resources = (payload or {}).get("resources")
+            return resources if isinstance(resources, Mapping) else {}
+
+        return self._per_operation(self._adopt, operation_id, read)
 
     def _ir(self, stack: Stack, operation_id: str) -> ResolvedStack:
         """The stack's IR, built once per operation (one operation per stack at a time)."""

@@ -1,5 +1,5 @@
 """Lifecycle plugin calls: the requester's context and call progress on operations, and
-the call details on events.
+the call details on events; the request payload of operations (adopt data).
 
 Revision ID: 0002
 Revises: 0001
@@ -28,6 +28,7 @@ def upgrade() -> None:
                                       server_default='{}'))
         batch_op.add_column(sa.Column('lifecycle', JSON, nullable=False,
                                       server_default='{}'))
+        batch_op.add_column(sa.Column('payload', JSON, nullable=True))
     with op.batch_alter_table('events', schema=None) as batch_op:
         batch_op.add_column(sa.Column('lifecycle', JSON, nullable=True))
 
@@ -36,5 +37,6 @@ def downgrade() -> None:
     with op.batch_alter_table('events', schema=None) as batch_op:
         batch_op.drop_column('lifecycle')
     with op.batch_alter_table('operations', schema=None) as batch_op:
+        batch_op.drop_column('payload')
         batch_op.drop_column('lifecycle')
         batch_op.drop_column('context')

@@ -244,3 +244,66 @@ def test_a_tenant_cannot_read_another_tenants_lifecycle(
         urllib.request.urlopen(request, timeout=10)
     assert caught.value.code == 404
     caught.value.close()
+
+
+@pytest.mark.parametrize("action, run, final", [
+    ("SUSPEND", "suspend", "SUSPEND_COMPLETE"),
+    ("CHECK", "check", "CHECK_COMPLETE"),
+])
+def test_stack_actions_call_pre_and_post_ops(heat: Any, action: str, run: str,
+                                             final: str) -> None:
+    _, stack_id = create(heat, none_stack(1))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    getattr(heat.actions, run)(stack_id)
+    wait_for_status(heat, stack_id, final)
+    pre, post = calls(heat, stack_id, action)
+
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert {r["is_stack_failure"] for r in post} == {False}
+    if action == "SUSPEND":
+        heat.actions.resume(stack_id)
+        wait_for_status(heat, stack_id, "RESUME_COMPLETE")
+        pre, post = calls(heat, stack_id, "RESUME")
+        assert [r["plugin"] for r in pre] == ORDER
+        assert [r["plugin"] for r in post] == ORDER[::-1]
+
+
+def test_a_denied_suspend_leaves_the_resources_alone(heat: Any) -> None:
+    name, stack_id = create(heat, none_stack(2), tags="gate-deny-suspend")
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    heat.actions.suspend(stack_id)
+    stack = wait_for_status(heat, stack_id, "SUSPEND_FAILED")
+    _, post = calls(heat, stack_id, "SUSPEND")
+
+    assert stack.stack_status_reason == (
+        f"Lifecycle plugin gate pre-op SUSPEND: deny: gate closed for {name}")
+    assert {r.resource_status for r in heat.resources.list(stack_id)} == {"CREATE_COMPLETE"}
+    assert [r["plugin"] for r in post] == ["gate", "quota", "audit", "policy"]
+    assert {r["is_stack_failure"] for r in post} == {True}
+
+
+def test_abandon_and_adopt_call_pre_and_post_ops(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    _, stack_id = create(heat, typed_stack("OS::Heat::RandomString", 1))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    data = heat.stacks.abandon(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    pre, post = calls(heat, stack_id, "ABANDON")
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+
+    adopted = heat.stacks.create(stack_name=unique("adopted"),
+                                 adopt_stack_data=json.dumps(data))["stack"]["id"]
+    wait_for_status(heat, adopted, "ADOPT_COMPLETE")
+    pre, post = calls(heat, adopted, "ADOPT")
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    # The plugins saw the adopted resources; placement holds a slot for the adopted one.
+    assert plugin_kiln.calls(adopted)[0]["resources"] == ["r0"]
+    heat.stacks.delete(adopted)
+    wait_for_status(heat, adopted, "DELETE_COMPLETE")
+    calls(heat, adopted, "DELETE")

@@ -4,7 +4,8 @@ events).
 
 * audit: ordinal 5 but ``after = ("policy",)``; tag ``audit-deny`` denies, ``audit-warn``
   warns, ``audit-post-error`` makes its post-op raise.
-* gate: ordinal 60 but ``before = ("placement",)``; tag ``gate-deny`` denies.
+* gate: ordinal 60 but ``before = ("placement",)``; tag ``gate-deny`` denies every
+  action, ``gate-deny-<action>`` (``gate-deny-suspend``) that action only.
 * hang: ordinal 70; tag ``hang`` makes its pre-op sleep far past any timeout.
 """
 
@@ -39,13 +40,13 @@ class _Recording(LifecyclePlugin):
                   action: Any = None) -> Warn | None:
         _log(self.name, "pre", stack, action, tenant=cnxt.tenant_id,
              resources=sorted(stack.resources))
-        return self.decide(stack)
+        return self.decide(stack, str(action))
 
     def do_post_op(self, cnxt: Any, stack: Any, current_stack: Any = None, action: Any = None,
                    is_stack_failure: bool = False) -> None:
         _log(self.name, "post", stack, action, is_stack_failure=is_stack_failure)
 
-    def decide(self, stack: Any) -> Warn | None:
+    def decide(self, stack: Any, action: str) -> Warn | None:
         return None
 
 
@@ -57,7 +58,7 @@ class Audit(_Recording):
     def get_ordinal(self) -> int:
         return 5
 
-    def decide(self, stack: Any) -> Warn | None:
+    def decide(self, stack: Any, action: str) -> Warn | None:
         if "audit-deny" in stack.tags:
             raise Denied(f"audit refuses stack {stack.name}")
         if "audit-warn" in stack.tags:
@@ -78,8 +79,8 @@ class Gate(_Recording):
     def get_ordinal(self) -> int:
         return 60
 
-    def decide(self, stack: Any) -> Warn | None:
-        if "gate-deny" in stack.tags:
+    def decide(self, stack: Any, action: str) -> Warn | None:
+        if "gate-deny" in stack.tags or f"gate-deny-{action.lower()}" in stack.tags:
             raise Denied(f"gate closed for {stack.name}")
         return None
 
@@ -90,7 +91,7 @@ class Hang(_Recording):
     def get_ordinal(self) -> int:
         return 70
 
-    def decide(self, stack: Any) -> Warn | None:
+    def decide(self, stack: Any, action: str) -> Warn | None:
         if "hang" in stack.tags:
             time.sleep(3600)
         return None

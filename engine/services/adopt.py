@@ -1,0 +1,53 @@
+"""Adopt: a create from abandon data, taking over the resources it names.
+
+The template, environment and parameters come from the data (request parameters win),
+and each resource's physical id and private data ride with the operation to the worker,
+whose ADOPT step records them instead of creating anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import BadRequest
+from engine.template.parameters import MASK, hidden_names
+from engine.template.parse import document
+
+
+def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the create body the adopt amounts to, the operation payload)."""
+    data = _parse(body["adopt_stack_data"])
+    template = data["template"]
+    environment = data.get("environment") or {}
+    if not isinstance(environment, Mapping):
+        raise BadRequest(reason="Invalid adopt data: environment must be a map")
+    parameters = {**(environment.get("parameters") or {}), **(body.get("parameters") or {})}
+    masked = sorted(name for name in hidden_names(template)
+                    if parameters.get(name) == MASK)
+    if masked:
+        # Abandon data never carries hidden values; the tenant gives them again.
+        raise BadRequest(reason=f"Hidden parameters {', '.join(masked)} are masked in the "
+                                f"abandon data; give their values in 'parameters'")
+    create = {key: value for key, value in body.items() if key != "adopt_stack_data"}
+    create.update(template=template, parameters=parameters,
+                  environment={k: v for k, v in environment.items() if k != "parameters"})
+    resources = data.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise BadRequest(reason="Invalid adopt data: resources must be a map")
+    payload = {"resources": {
+        name: {"resource_id": (entry or {}).get("resource_id"),
+               "resource_data": (entry or {}).get("resource_data") or {}}
+        for name, entry in resources.items()}}
+    return create, payload
+
+
+def _parse(raw: Any) -> Mapping[str, Any]:
+    """Abandon JSON as a string (YAML parses too), or already an object."""
+    try:
+        data = document(raw, "adopt_stack_data").data if isinstance(raw, str) else raw
+    except Exception as exc:  # noqa: BLE001 -- any parse failure is the tenant's input
+        raise BadRequest(reason=f"Invalid adopt data: {exc}") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("template"), Mapping):
+        raise BadRequest(reason="Invalid adopt data: it has no template")
+    return data

@@ -1,0 +1,116 @@
+"""Stack actions (suspend, resume, check, cancel), abandon and export.
+
+Each real action becomes an operation the workers run (with lifecycle pre- and post-ops);
+a cancel is a request on the running operation, which a worker ends as failed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.models import Stack
+from engine.db.session import Database
+from engine.errors import BadRequest, EntityNotFound
+from engine.services.operations import start_operation
+from engine.template.parameters import MASK, hidden_names, redact
+
+Clock = Callable[[], datetime.datetime]
+RUNS = {"suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
+CANCELS = ("cancel_update", "cancel_without_rollback")
+
+
+class StackActions:
+    def __init__(self, db: Database, clock: Clock, default_timeout_seconds: int) -> None:
+        self._db = db
+        self._clock = clock
+        self._default_timeout = default_timeout_seconds
+
+    def act(self, ctx: RequestContext, name: str, stack_id: str, body: Any) -> None:
+        """``POST .../actions``: exactly one of suspend, resume, check and the cancels."""
+        action = _one_action(body)
+        now = self._clock()
+        with self._db.transaction() as session:
+            if action in CANCELS:
+                self._cancel(session, ctx, name, stack_id, action, now)
+                return
+            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
+            if action == "suspend" and (stack.action, stack.status) == ("SUSPEND",
+                                                                       "COMPLETE"):
+                return  # Heat: suspending a suspended stack is a no-op
+            start_operation(session, ctx, name, stack_id, RUNS[action], now,
+                            self._default_timeout)
+
+    def _cancel(self, session: Any, ctx: RequestContext, name: str, stack_id: str,
+                action: str, now: datetime.datetime) -> None:
+        stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+        allowed = ("UPDATE",) if action == "cancel_update" else ("CREATE", "UPDATE")
+        operation = queries.unfinished_operation(session, stack.id)
+        if stack.status != "IN_PROGRESS" or stack.action not in allowed or operation is None:
+            raise BadRequest(reason=f"Cancelling update when stack is "
+                                    f"{stack.action}_{stack.status} is not supported.")
+        # A worker claims an operation past its deadline and ends it; the payload says
+        # why, so the reason is Heat's "Operation cancelled" rather than a timeout.
+        operation.payload = {**(operation.payload or {}), "cancelled": action}
+        operation.deadline_at = now
+
+    def abandon(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
+        """``DELETE .../abandon``: the data to adopt the stack elsewhere; the stack record
+        goes (after the lifecycle pre-ops agree), its resources stay."""
+        with self._db.transaction() as session:
+            data = self._data(session, ctx, name, stack_id)
+            start_operation(session, ctx, name, stack_id, "ABANDON", self._clock(),
+                            self._default_timeout)
+        return data
+
+    def export(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
+        """``GET .../export``: the abandon data; nothing changes."""
+        with self._db.read() as session:
+            return self._data(session, ctx, name, stack_id)
+
+    def _data(self, session: Any, ctx: RequestContext, name: str,
+              stack_id: str) -> dict[str, Any]:
+        stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
+        if stack.deleted_at is not None:
+            raise EntityNotFound(entity="Stack", name=name)
+        return abandon_data(stack, queries.list_resources(session, stack.id))
+
+
+def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
+    """Heat's abandon layout. Hidden parameter values are masked, as in every output:
+    an adopt must give them again (see ``engine.services.adopt``)."""
+    template = stack.template if isinstance(stack.template, Mapping) else {}
+    hidden = hidden_names(template)
+    secrets = tuple(sorted({str(v) for k, v in (stack.parameters or {}).items()
+                            if k in hidden and str(v)}, key=len, reverse=True))
+    environment = dict(stack.environment or {})
+    environment["parameters"] = {k: MASK if k in hidden else v
+                                 for k, v in (stack.parameters or {}).items()}
+    raw_resources = template.get("resources") or {}
+    resources = {
+        row.name: {"name": row.name, "type": row.type, "action": row.action,
+                   "status": row.status, "resource_id": row.physical_id,
+                   "resource_data": dict(row.data or {}),
+                   "metadata": (raw_resources.get(row.name) or {}).get("metadata") or {}}
+        for row in rows}
+    data = {"name": stack.name, "id": stack.id, "action": stack.action,
+            "status": stack.status, "template": template, "environment": environment,
+            "files": stack.files or {}, "project_id": stack.tenant_id,
+            "stack_user_project_id": stack.tenant_id, "tags": list(stack.tags or []),
+            "resources": resources}
+    redacted: dict[str, Any] = redact(data, secrets)
+    return redacted
+
+
+def _one_action(body: Any) -> str:
+    if not isinstance(body, Mapping) or not body:
+        raise BadRequest(reason="No action specified")
+    if len(body) > 1:
+        raise BadRequest(reason="Multiple actions specified")
+    action = next(iter(body))
+    if action not in RUNS and action not in CANCELS:
+        raise BadRequest(reason=f"Invalid action {action} specified")
+    return str(action)
