@@ -219,3 +219,34 @@ class PluginOrderInvalid(StartupFailed):
 
 class PluginConfigInvalid(StartupFailed):
     msg_fmt = "Lifecycle plugin configuration [lifecycle_plugins] {option}: {reason}"
+
+
+# --- reads, mark-unhealthy and signals (Heat's names and texts) ----------------------
+
+
+class GlobalTenantForbidden(Forbidden):
+    msg_fmt = "Listing the stacks of every tenant (global_tenant) needs an admin token."
+
+
+class NoEventsFound(NotFound):
+    msg_fmt = "No events found for resource {resource_name}"
+
+
+class EventNotFound(NotFound):
+    msg_fmt = "No event {event_id} found"
+
+
+class ResourceNotAvailable(NotFound):
+    msg_fmt = "The Resource ({resource_name}) is not available."
+
+
+class PhysicalResourceIDAmbiguity(Invalid):
+    msg_fmt = "Multiple resources were found with the physical ID ({phys_id})."
+
+
+class NotSupported(Invalid):
+    msg_fmt = "{feature} is not supported."
+
+
+class ResourceActionNotSupported(Invalid):
+    msg_fmt = "{action} is not supported for resource."

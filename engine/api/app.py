@@ -60,6 +60,8 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
                       stacks.StackLookup(stack_service, "/" + suffix))
     app.add_route(STACK, stacks.StackItem(stack_service))
     app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
+    app.add_route(STACK + "/environment", stacks.StackEnvironment(stack_service))
+    app.add_route(STACK + "/files", stacks.StackFiles(stack_service))
     app.add_route(STACK + "/actions", actions.StackActionsEndpoint(actions_service))
     app.add_route(STACK + "/abandon", actions.StackAbandon(actions_service))
     app.add_route(STACK + "/export", actions.StackExport(actions_service))
@@ -70,6 +72,10 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
 
     app.add_route(STACK + "/resources", resources.ResourceCollection(stack_service))
     app.add_route(STACK + "/resources/{resource_name}", resources.ResourceItem(stack_service))
+    app.add_route(STACK + "/resources/{resource_name}/metadata",
+                  resources.ResourceMetadata(stack_service))
+    app.add_route(STACK + "/resources/{resource_name}/signal",
+                  resources.ResourceSignal(stack_service))
     app.add_route(STACK + "/events", events.EventCollection(stack_service))
     app.add_route(STACK + "/resources/{resource_name}/events",
                   events.ResourceEventCollection(stack_service))

@@ -61,8 +61,28 @@ def integer(req: falcon.Request, name: str) -> int | None:
     except ValueError:
         raise BadRequest(reason=f"Only integer is acceptable by '{name}'.") from None
     if number < 0:
-        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                "non-negative integer.")
     return number
+
+
+def tags(req: falcon.Request, name: str) -> tuple[str, ...]:
+    """A comma-separated tag list, split as Heat splits it (no trimming)."""
+    value = req.get_param(name)
+    if not value:
+        return ()
+    found = tuple(value.split(","))
+    for tag in found:
+        if len(tag) > 80:
+            raise BadRequest(reason=f'Invalid tag, "{tag}" is longer than 80 characters')
+    return found
+
+
+def optional_body(req: falcon.Request) -> None:
+    """Read and drop a body the handler does not use (a signal's data): the connection
+    stays usable, and any body, JSON or not, is accepted as Heat accepts it."""
+    limit: int = req.context.max_body_bytes
+    req.bounded_stream.read(limit + 1)
 
 
 def sort_dir(req: falcon.Request) -> str | None:

@@ -86,7 +86,7 @@ def resource(base: str, stack_name: str, stack_id: str, res: ResourceRecord,
 
 
 def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
-          *, detail: bool) -> dict[str, Any]:
+          *, detail: bool, root_stack: bool = False) -> dict[str, Any]:
     stack_href = stack_url(base, stack_name, stack_id)
     resource_href = f"{stack_href}/resources/{ev.resource_name}"
     doc: dict[str, Any] = {
@@ -101,6 +101,9 @@ def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
                   {"href": resource_href, "rel": "resource"},
                   {"href": stack_href, "rel": "stack"}],
     }
+    if root_stack:
+        # Asked with nested_depth: Kiln has no nested stacks, so the root is the stack.
+        doc["links"].append({"href": stack_href, "rel": "root_stack"})
     if ev.lifecycle is not None:
         doc["lifecycle"] = ev.lifecycle  # Kiln's addition: the plugin call in structured form
     if detail:

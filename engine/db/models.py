@@ -77,6 +77,12 @@ class Resource(Base):
     properties: Mapped[Any | None] = mapped_column(JSONType)
     data: Mapped[dict[str, Any]] = mapped_column(JSONType)
     requires: Mapped[Any] = mapped_column(JSONType)
+    # The physical resource an update replaced, kept until its dependents have moved to
+    # the replacement (then deleted) or until a rollback swaps it back:
+    # {type, physical_id, properties, data, generation}.
+    replaced: Mapped[Any | None] = mapped_column(JSONType)
+    # Bumped by each replacement, so the replacement's stable physical name differs.
+    generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
 
@@ -139,7 +145,8 @@ class Step(Base):
 
     __tablename__ = "steps"
     __table_args__ = (
-        UniqueConstraint("operation_id", "resource_name"),
+        # An update has two steps for a resource: its UPDATE and its CLEANUP.
+        UniqueConstraint("operation_id", "resource_name", "action"),
         Index("ix_steps_state_next_poll_at", "state", "next_poll_at"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -156,6 +163,9 @@ class Step(Base):
     next_poll_at: Mapped[datetime.datetime | None]
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     failure_reason: Mapped[str | None] = mapped_column(Text)
+    # What an UPDATE step decided to do to its resource (CREATE, UPDATE, REPLACE,
+    # RESTORE, NONE), stored with the decision so a resumed step does the same.
+    resource_action: Mapped[str | None] = mapped_column(String(16))
     started_at: Mapped[datetime.datetime | None]
     finished_at: Mapped[datetime.datetime | None]
 

@@ -6,15 +6,31 @@ Callers pass the session of their transaction (``Database.transaction``).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, func, null, or_, select, tuple_, update
+from sqlalchemy import (
+    and_,
+    delete,
+    exists,
+    false,
+    func,
+    literal,
+    not_,
+    null,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer
 
+from engine.db.base import UTCDateTime
 from engine.db.models import Event, Operation, Resource, Stack, Tenant, Token
 from engine.errors import ActionInProgress, Conflict, EntityNotFound, StackExists
 
@@ -150,50 +166,107 @@ def load_stack(session: Session, stack_id: str) -> Stack:
 
 SORT_KEYS = {"stack_name": Stack.name, "stack_status": Stack.status,
              "creation_time": Stack.created_at, "updated_time": Stack.updated_at}
+# Stack list filters (the service has turned Heat's names and aliases into these).
+# "parent" is the parent stack of a nested stack: Kiln has none, so it matches nothing.
+STACK_FILTER_COLUMNS = {"id": Stack.id, "name": Stack.name, "action": Stack.action,
+                        "status": Stack.status, "tenant": Stack.tenant_id,
+                        "stack_user_project_id": Stack.tenant_id, "owner": Stack.owner,
+                        "status_reason": Stack.status_reason,
+                        "disable_rollback": Stack.disable_rollback,
+                        "timeout_mins": Stack.timeout_mins}
+# NOTE: a never-updated stack has no updated_at, and NULLs sort first on one backend and
+# last on the other; sorting and paging on a stand-in keeps both in step (and a marker
+# on such a stack usable), and puts them first when ascending, as Heat on MySQL does.
+_NEVER = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+@dataclasses.dataclass(frozen=True)
+class TagFilter:
+    """Heat's four tag filters; each is a list of tags, empty when not asked for."""
+
+    all: Sequence[str] = ()  # has every one (``tags``)
+    any: Sequence[str] = ()  # has at least one (``tags_any``)
+    not_all: Sequence[str] = ()  # lacks at least one (``not_tags``)
+    not_any: Sequence[str] = ()  # has none (``not_tags_any``)
 
 
 def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, list[Any]],
                 show_deleted: bool, limit: int | None, marker: str | None,
-                sort_keys: Sequence[str], sort_dir: str) -> tuple[list[Stack], int]:
-    """One page of stacks and the count of all that match the filters."""
+                sort_keys: Sequence[str], sort_dir: str | None,
+                tags: TagFilter = TagFilter()) -> tuple[list[Stack], int]:
+    """One page of stacks and the count of all that match the filters.
+
+    Without a known sort key the order is newest first; with one, ascending unless
+    ``sort_dir`` says otherwise. Every order ends with the id, so pages never overlap;
+    a marker that names no stack is ignored."""
     query = select(Stack)
     if tenant_id is not None:
         query = query.where(Stack.tenant_id == tenant_id)
     if not show_deleted:
         query = query.where(Stack.deleted_at.is_(None))
-    columns = {"id": Stack.id, "name": Stack.name, "action": Stack.action,
-               "status": Stack.status, "tenant": Stack.tenant_id}
     for key, values in filters.items():
-        query = query.where(columns[key].in_(values))
+        query = query.where(false() if key == "parent" else
+                            STACK_FILTER_COLUMNS[key].in_(values))
+    query = query.where(*_tag_conditions(session, tags))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    keys = [SORT_KEYS[k] for k in sort_keys if k in SORT_KEYS] or [Stack.created_at]
-    descending = sort_dir == "desc" if sort_keys else sort_dir != "asc"
-    order = [k.desc() if descending else k.asc() for k in keys]
-    tiebreak = Stack.id.desc() if descending else Stack.id.asc()
+    known = [k for k in sort_keys if k in SORT_KEYS]
+    descending = sort_dir == "desc" if known else sort_dir != "asc"
+    columns = [SORT_KEYS[k] for k in known] or [Stack.created_at]
+    keys = [_sortable(c) for c in columns] + [Stack.id]
     if marker:
         anchor = session.get(Stack, marker)
         if anchor is not None:
-            query = query.where(_after(keys, anchor, descending))
-    query = query.order_by(*order, tiebreak)
+            values = [_anchor_value(anchor, c) for c in columns] + [anchor.id]
+            query = query.where(keyset_after(keys, values, descending))
+    query = query.order_by(*(k.desc() if descending else k.asc() for k in keys))
     if limit is not None:
         query = query.limit(limit)
     return list(session.scalars(query)), total
 
 
-def _after(keys: Sequence[Any], anchor: Stack, descending: bool) -> Any:
-    """Keyset condition: rows strictly after ``anchor`` in (keys..., id) order."""
-    values = [getattr(anchor, k.key) for k in keys] + [anchor.id]
-    columns = list(keys) + [Stack.id]
-    if any(v is None for v in values):
-        # NOTE: NULLs do not compare; fall back to a plain id order past the anchor.
-        return Stack.id < anchor.id if descending else Stack.id > anchor.id
-    if len(columns) == 2:
-        first, second = columns
-        if descending:
-            return or_(first < values[0], and_(first == values[0], second < values[1]))
-        return or_(first > values[0], and_(first == values[0], second > values[1]))
-    row = tuple_(*columns)
-    return row < tuple_(*values) if descending else row > tuple_(*values)
+def _sortable(column: Any) -> Any:
+    if column is Stack.updated_at:
+        return func.coalesce(Stack.updated_at, literal(_NEVER, UTCDateTime()))
+    return column
+
+
+def _anchor_value(anchor: Stack, column: Any) -> Any:
+    value = getattr(anchor, column.key)
+    return _NEVER if value is None and column is Stack.updated_at else value
+
+
+def keyset_after(keys: Sequence[Any], values: Sequence[Any], descending: bool) -> Any:
+    """Rows strictly after ``values`` in the order of ``keys`` (all one direction):
+    (k1 > v1) or (k1 = v1 and k2 > v2) or ... ; written out, not as a row value, so that
+    it works the same on every backend."""
+    alternatives = []
+    for i, key in enumerate(keys):
+        beyond = key < values[i] if descending else key > values[i]
+        alternatives.append(and_(*(k == v for k, v in zip(keys[:i], values[:i],
+                                                           strict=True)), beyond))
+    return or_(*alternatives)
+
+
+def _tag_conditions(session: Session, tags: TagFilter) -> list[Any]:
+    conditions = []
+    if tags.all:
+        conditions.append(and_(*(_has_tag(session, t) for t in tags.all)))
+    if tags.any:
+        conditions.append(or_(*(_has_tag(session, t) for t in tags.any)))
+    if tags.not_all:
+        conditions.append(not_(and_(*(_has_tag(session, t) for t in tags.not_all))))
+    if tags.not_any:
+        conditions.append(not_(or_(*(_has_tag(session, t) for t in tags.not_any))))
+    return conditions
+
+
+def _has_tag(session: Session, tag: str) -> Any:
+    """The stack's tags (a JSON list) contain ``tag``, in SQL."""
+    if session.get_bind().dialect.name == "postgresql":
+        # jsonb containment; false, not an error, for a row whose tags are not a list.
+        return type_coerce(Stack.tags, JSONB).contains([tag])
+    elements = func.json_each(Stack.tags).table_valued("value")
+    return exists(select(literal(1)).select_from(elements).where(elements.c.value == tag))
 
 
 # --- resources ------------------------------------------------------------------------------
@@ -224,8 +297,22 @@ def get_stack_resource(session: Session, stack_id: str, name: str) -> Resource:
     return resource
 
 
+def drop_deleted_resources(session: Session, stack_id: str) -> None:
+    """Forget the resources an update deleted (those it removed from the template)."""
+    session.execute(delete(Resource).where(Resource.stack_id == stack_id,
+                                           Resource.action == "DELETE",
+                                           Resource.status == "COMPLETE"))
+
+
 def delete_resources(session: Session, stack_id: str) -> None:
     session.execute(delete(Resource).where(Resource.stack_id == stack_id))
+
+
+def record_replaced_physical_id(session: Session, resource_id: int, physical_id: str,
+                                data: dict[str, Any]) -> None:
+    row = session.get(Resource, resource_id)
+    if row is not None and row.replaced is not None:
+        row.replaced = {**row.replaced, "physical_id": physical_id, "data": data}
 
 
 def record_physical_id(session: Session, resource_id: int, physical_id: str,
@@ -271,21 +358,39 @@ def list_lifecycle_events(session: Session, stack_id: str) -> list[Event]:
     return list(session.scalars(query))
 
 
+# Event sort keys. Events are numbered as they are written, so "event_time" orders by
+# that number: the same order as the time, without ties between events of one instant.
+EVENT_SORT_KEYS = {"event_time": Event.seq, "resource_type": Event.resource_type}
+EVENT_FILTER_COLUMNS = {"resource_status": Event.status, "resource_action": Event.action,
+                        "resource_name": Event.resource_name,
+                        "resource_type": Event.resource_type}
+
+
 def list_events(session: Session, stack_id: str, *, resource_name: str | None,
                 filters: dict[str, list[str]], limit: int | None, marker: str | None,
-                ascending: bool) -> list[Event]:
+                ascending: bool, sort_keys: Sequence[str] = ()) -> list[Event]:
+    """One page of a stack's events: filters compare the stored columns; the order is
+    ``sort_keys`` (known ones) then the event number; a marker naming no event of the
+    stack is ignored."""
     query = select(Event).where(Event.stack_id == stack_id)
     if resource_name is not None:
         query = query.where(Event.resource_name == resource_name)
-    columns = {"resource_status": Event.status, "resource_action": Event.action,
-               "resource_name": Event.resource_name, "resource_type": Event.resource_type}
     for key, values in filters.items():
-        query = query.where(columns[key].in_(values))
+        query = query.where(EVENT_FILTER_COLUMNS[key].in_(values))
+    keys: list[Any] = []
+    for name in dict.fromkeys(k for k in sort_keys if k in EVENT_SORT_KEYS):
+        keys.append(EVENT_SORT_KEYS[name])
+        if name == "event_time":
+            break  # unique: any later key could never decide
+    else:
+        keys.append(Event.seq)
     if marker:
-        anchor = session.scalar(select(Event.seq).where(Event.id == marker))
+        anchor = session.scalars(
+            select(Event).where(Event.id == marker, Event.stack_id == stack_id)).first()
         if anchor is not None:
-            query = query.where(Event.seq > anchor if ascending else Event.seq < anchor)
-    query = query.order_by(Event.seq.asc() if ascending else Event.seq.desc())
+            values = [getattr(anchor, k.key) for k in keys]
+            query = query.where(keyset_after(keys, values, not ascending))
+    query = query.order_by(*(k.asc() if ascending else k.desc() for k in keys))
     if limit is not None:
         query = query.limit(limit)
     return list(session.scalars(query))

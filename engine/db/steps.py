@@ -30,20 +30,23 @@ from engine.db.states import (
 Now = datetime.datetime
 
 
-def add_steps(session: Session, operation: Operation, action: str,
-              requires: Mapping[str, Sequence[str]]) -> None:
-    """Write one step per resource with its prerequisites; ready ones start READY."""
+StepKey = tuple[str, str]  # (resource name, step action)
+
+
+def add_steps(session: Session, operation: Operation,
+              requires: Mapping[StepKey, Sequence[StepKey]]) -> None:
+    """Write each step with its prerequisites; ready ones start READY."""
     steps = {
-        name: Step(operation_id=operation.id, stack_id=operation.stack_id, resource_name=name,
-                   action=action, prerequisites_left=len(deps),
-                   state=STEP_READY if not deps else STEP_WAITING)
-        for name, deps in requires.items()
+        key: Step(operation_id=operation.id, stack_id=operation.stack_id,
+                  resource_name=key[0], action=key[1], prerequisites_left=len(deps),
+                  state=STEP_READY if not deps else STEP_WAITING)
+        for key, deps in requires.items()
     }
     session.add_all(steps.values())
     session.flush()
     session.add_all(
-        StepDependency(step_id=steps[name].id, prerequisite_id=steps[dep].id)
-        for name, deps in requires.items() for dep in deps
+        StepDependency(step_id=steps[key].id, prerequisite_id=steps[dep].id)
+        for key, deps in requires.items() for dep in deps
     )
     operation.open_steps = len(steps)
     operation.state = OP_RUNNING if steps else OP_FINISHING

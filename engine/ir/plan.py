@@ -3,6 +3,14 @@
 A plan is the diff between the IR and the stored state. Create, adopt and resume run the
 dependency graph as written; delete and suspend run it inverted (a resource goes only
 after everything that requires it); check has no order at all.
+
+An update (and the rollback to a previous template, which is an update too) gives each
+resource of the new template one step: CREATE when it is new, UPDATE when it exists (the
+step decides at run time, with live property values, between nothing, in-place and
+replacement). Each existing resource also gets a CLEANUP step, run once every resource
+that uses it has moved on, which deletes what a replacement left behind (nothing if it
+was not replaced). Resources the new template drops are deleted once their old users
+have been updated or deleted themselves.
 """
 
 from __future__ import annotations
@@ -13,15 +21,22 @@ from collections.abc import Mapping
 from engine.ir.graph import invert
 from engine.ir.model import ResolvedStack
 
-CREATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
-    "CREATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
+CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT, ROLLBACK = (
+    "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT", "ROLLBACK")
+CLEANUP = "CLEANUP"  # a step kind only: delete what a replacement left behind
+
+StepKey = tuple[str, str]  # (resource name, step action)
 
 
 @dataclasses.dataclass(frozen=True)
 class PlannedStep:
     resource: str
     action: str
-    requires: frozenset[str]  # names of resources whose steps must finish first
+    requires: frozenset[StepKey]  # steps that must finish first
+
+    @property
+    def key(self) -> StepKey:
+        return (self.resource, self.action)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,13 +51,14 @@ class ExistingResource:
 
     name: str
     requires: frozenset[str]
+    replaced: bool = False  # holds a physical resource an earlier update replaced
 
 
 def plan_create(stack: ResolvedStack, action: str = CREATE) -> Plan:
     """Every resource of the IR in dependency order (CREATE, or ADOPT of abandon data)."""
     steps = tuple(
-        PlannedStep(name, action, node.requires) for name, node in sorted(stack.resources.items())
-    )
+        PlannedStep(name, action, frozenset((dep, action) for dep in node.requires))
+        for name, node in sorted(stack.resources.items()))
     return Plan(action, steps)
 
 
@@ -50,18 +66,56 @@ def plan_delete(stored: Mapping[str, ExistingResource]) -> Plan:
     return plan_stored(stored, DELETE)
 
 
-def plan_stored(stored: Mapping[str, ExistingResource], action: str) -> Plan:
-    """``action`` on every stored resource, ordered as the action needs."""
+def plan_stored(stored: Mapping[str, ExistingResource], action: str,
+                step_action: str | None = None) -> Plan:
+    """``action`` on every stored resource, ordered as the action needs. A rollback of a
+    create is a delete under another name: ``step_action`` says what each step does."""
+    each = step_action or action
     edges = {name: frozenset(r for r in res.requires if r in stored)
              for name, res in stored.items()}
-    if action in (DELETE, SUSPEND):
+    if each in (DELETE, SUSPEND):
         waits = invert(edges)
-    elif action == RESUME:
+    elif each == RESUME:
         waits = edges
-    elif action == CHECK:
+    elif each == CHECK:
         waits = {}
     else:
-        raise ValueError(f"no stored-resource plan for {action}")
-    steps = tuple(PlannedStep(name, action, waits.get(name, frozenset()))
-                  for name in sorted(stored))
-    return Plan(action, steps)
+        raise ValueError(f"no stored-resource plan for {each}")
+    steps = [PlannedStep(name, each, frozenset((d, each) for d in waits.get(name, ())))
+             for name in sorted(stored)]
+    if each == DELETE:
+        # What an earlier, failed update replaced goes with the resource.
+        steps += [PlannedStep(name, CLEANUP, frozenset((d, each) for d in waits.get(name, ())))
+                  for name in sorted(stored) if stored[name].replaced]
+    return Plan(action, tuple(steps))
+
+
+def plan_update(target: ResolvedStack, stored: Mapping[str, ExistingResource],
+                action: str = UPDATE) -> Plan:
+    """Move the stored resources to ``target`` (see the module documentation)."""
+    new = target.resources
+
+    def primary(name: str) -> StepKey:
+        return (name, UPDATE if name in stored else CREATE)
+
+    old_users = invert({name: frozenset(r for r in res.requires if r in stored)
+                        for name, res in stored.items()})
+    new_users = invert({name: frozenset(node.requires) for name, node in new.items()})
+
+    def moved_off(name: str) -> frozenset[StepKey]:
+        """Steps after which nothing uses the old ``name`` any more."""
+        keys = {primary(user) for user in new_users.get(name, ())}
+        keys |= {(user, DELETE) if user not in new else primary(user)
+                 for user in old_users.get(name, ())}
+        return frozenset(keys)
+
+    steps = [PlannedStep(name, primary(name)[1],
+                         frozenset(primary(dep) for dep in node.requires))
+             for name, node in sorted(new.items())]
+    steps += [PlannedStep(name, CLEANUP, moved_off(name) | {primary(name)})
+              for name in sorted(stored) if name in new]
+    for name in sorted(set(stored) - set(new)):
+        steps.append(PlannedStep(name, DELETE, moved_off(name)))
+        if stored[name].replaced:
+            steps.append(PlannedStep(name, CLEANUP, moved_off(name)))
+    return Plan(action, tuple(steps))

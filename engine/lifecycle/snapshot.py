@@ -8,6 +8,7 @@ into), before a plugin ever sees them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -67,11 +68,42 @@ class ResourceFacts(Protocol):
     def requires(self) -> Any: ...
 
 
+@dataclasses.dataclass(frozen=True)
+class Redefined:
+    """A stack with another template, parameters and environment: the two sides of an
+    update (the stored definition and the new one) for the plugins' views."""
+
+    id: str
+    name: str
+    tenant_id: str
+    action: str
+    status: str
+    status_reason: str
+    template: Any
+    parameters: Any
+    environment: Any
+    tags: Any
+    timeout_mins: int | None
+    disable_rollback: bool
+
+    @classmethod
+    def of(cls, stack: StackFacts, definition: Mapping[str, Any]) -> Redefined:
+        return cls(id=stack.id, name=stack.name, tenant_id=stack.tenant_id,
+                   action=stack.action, status=stack.status,
+                   status_reason=stack.status_reason, template=definition["template"],
+                   parameters=definition.get("parameters") or {},
+                   environment=definition.get("environment") or {}, tags=stack.tags,
+                   timeout_mins=stack.timeout_mins, disable_rollback=stack.disable_rollback)
+
+
 def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
                stored: Mapping[str, ResourceFacts], secrets: tuple[str, ...],
-               dry_run: bool = False) -> StackView:
+               dry_run: bool = False, target: bool = False) -> StackView:
     """The stack as a plugin sees it: resources of the IR (the stack as it is to be) and
-    of the stored rows (as it is), the stored state winning where both know one."""
+    of the stored rows (as it is), the stored state winning where both know one.
+
+    With ``target`` (the new side of an update) the IR decides: only its resources, with
+    its properties; stored rows add only their status and physical id."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
     hidden = hidden_names(template)
     parameters = {name: MASK if name in hidden else redact(value, secrets)
@@ -88,6 +120,12 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
     raw_resources = template.get("resources") or {}
     for name, row in stored.items():
         known = resources.get(name)
+        if target:
+            if known is not None and row.action != "INIT":
+                resources[name] = dataclasses.replace(
+                    known, status=f"{row.action}_{row.status}",
+                    physical_resource_id=row.physical_id or "")
+            continue
         properties = (freeze(redact(row.properties, secrets)) if row.properties is not None
                       else known.properties if known else freeze({}))
         metadata = known.metadata if known else freeze(

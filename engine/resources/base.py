@@ -40,6 +40,16 @@ reason as ``<ExceptionType>: resources.<name>: <message>``, as Heat writes it. D
 catch broadly to hide failures. Raise ``engine.errors`` classes only for errors in the
 tenant's input found by :meth:`validate`.
 
+Update
+------
+An update builds the instance with the *new* properties and calls
+``needs_replacement(prop_diff)`` with the properties whose values changed. By default a
+change to any property not marked ``update_allowed`` replaces the resource: a new one is
+created (with a new :meth:`physical_resource_name`), the resources that use it move to
+it, and the old one is deleted. Otherwise ``handle_update(prop_diff)`` changes it in place
+and ``check_update_complete(token)`` is polled. A resource whose properties did not
+change is not called at all.
+
 Other actions
 -------------
 ``suspend``, ``resume`` and ``check`` default to doing nothing and completing at once;
@@ -71,8 +81,8 @@ from engine.schema import Attribute, Property
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
-CREATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
-    "CREATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
+CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
+    "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
 
 
 class Runtime(Protocol):
@@ -169,6 +179,19 @@ class Resource:
     def check_delete_complete(self, token: Token) -> bool:
         return True
 
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        """True when changing ``prop_diff`` cannot be done in place."""
+        schema = type(self).properties_schema
+        return any(name not in schema or not schema[name].update_allowed
+                   for name in prop_diff)
+
+    def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        """Change the resource in place to :attr:`properties` (``prop_diff`` changed)."""
+        return None
+
+    def check_update_complete(self, token: Token) -> bool:
+        return True
+
     def handle_suspend(self) -> Token:
         return None
 
@@ -214,10 +237,12 @@ class Resource:
 
 
 def action_methods(
-    resource: Resource, action: str, adopt: Mapping[str, Any] | None = None
+    resource: Resource, action: str, adopt: Mapping[str, Any] | None = None,
+    prop_diff: Mapping[str, Any] | None = None,
 ) -> tuple[Callable[[], Token], Callable[[Token], bool]]:
     """The (start, poll) pair of ``action``; explicit so that it can be grepped and typed.
-    ``adopt`` is the resource's entry in the abandon data, for ADOPT."""
+    ``adopt`` is the resource's entry in the abandon data, for ADOPT; ``prop_diff`` the
+    changed properties, for UPDATE."""
     if action == ADOPT:
         entry = adopt or {}
         return (lambda: resource.handle_adopt(entry.get("resource_id"),
@@ -227,6 +252,9 @@ def action_methods(
         return resource.handle_create, resource.check_create_complete
     if action == DELETE:
         return resource.handle_delete, resource.check_delete_complete
+    if action == UPDATE:
+        diff = dict(prop_diff or {})
+        return (lambda: resource.handle_update(diff)), resource.check_update_complete
     if action == SUSPEND:
         return resource.handle_suspend, resource.check_suspend_complete
     if action == RESUME:

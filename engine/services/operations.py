@@ -9,37 +9,32 @@ in the caller's transaction, so the response already shows the new state.
 from __future__ import annotations
 
 import datetime
-import uuid
 from typing import Any
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import operations, queries
 from engine.db.models import Operation, Stack
-from engine.db.states import OP_PENDING, STACK_ACTION
+from engine.db.states import STACK_ACTION
 from engine.errors import ActionInProgress, EntityNotFound
 
 
 def new_operation(ctx: RequestContext, stack_id: str, action: str, now: datetime.datetime,
                   timeout_seconds: int, payload: Any = None) -> Operation:
-    # The requester is kept so lifecycle plugins hear who asked, as in Heat.
     context = {"tenant_id": ctx.tenant_id, "token_tenant_id": ctx.token_tenant_id,
                "role": ctx.role, "request_id": ctx.request_id, "username": ctx.username}
-    return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action, state=OP_PENDING,
-                     attempt=0, created_at=now, context=context, lifecycle={},
-                     payload=payload,
-                     deadline_at=now + datetime.timedelta(seconds=timeout_seconds))
+    return operations.new_operation(context, stack_id, action, now, timeout_seconds, payload)
 
 
 def start_operation(session: Any, ctx: RequestContext, name: str, stack_id: str,
                     action: str, now: datetime.datetime, default_timeout_seconds: int,
-                    payload: Any = None) -> Stack:
+                    payload: Any = None, timeout_seconds: int | None = None) -> Stack:
     """Store ``action`` on the tenant's stack; returns the stack, now IN_PROGRESS."""
     stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
     if stack.deleted_at is not None:
         raise EntityNotFound(entity="Stack", name=name)
     if stack.status == "IN_PROGRESS":
         raise ActionInProgress(stack_name=stack.name, action=stack.action)
-    timeout = (stack.timeout_mins or 0) * 60 or default_timeout_seconds
+    timeout = timeout_seconds or (stack.timeout_mins or 0) * 60 or default_timeout_seconds
     queries.add_operation(session, stack, new_operation(ctx, stack.id, action, now, timeout,
                                                         payload))
     stack.action, stack.status = STACK_ACTION.get(action, action), "IN_PROGRESS"

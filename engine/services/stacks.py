@@ -20,8 +20,10 @@ from engine.db import queries
 from engine.db.models import Event, Resource, Stack
 from engine.db.session import Database
 from engine.errors import (
+    ActionInProgress,
     BadRequest,
     EntityNotFound,
+    EventNotFound,
     InvalidFilter,
     KilnError,
     OutputNotFound,
@@ -32,6 +34,7 @@ from engine.errors import (
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services import listing, resource_requests
 from engine.services.adopt import adopt_request
 from engine.services.attributes import read_attributes
 from engine.services.lifecycle import LifecycleService, ProposedStack
@@ -42,8 +45,16 @@ from engine.services.records import (
     ResourceTypeRecord,
     StackRecord,
 )
+from engine.services.updates import update_body
 from engine.template.functions import Deferred, resolve
-from engine.template.parameters import MASK, ParameterSchema, hidden_values, masked, redact
+from engine.template.parameters import (
+    MASK,
+    ParameterSchema,
+    hidden_names,
+    hidden_values,
+    masked,
+    redact,
+)
 from engine.template.parse import document
 
 Clock = Callable[[], datetime.datetime]
@@ -51,12 +62,6 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 IR_CACHE_SIZE = 256
 ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
-STACK_FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status",
-                 "stack_status": "status", "action": "action", "stack_action": "action"}
-# NOTE: Heat's "id" filter matches a resource uuid Kiln does not expose; refusing it is
-# better than accepting and ignoring it.
-RESOURCE_FILTERS = {"type", "status", "name", "action", "physical_resource_id",
-                    "nested_depth", "with_detail"}
 EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
 # The id and, in validate, the name of a stack that does not exist: what Heat's preview
 # shows as the id.
@@ -77,8 +82,12 @@ class StackQuery:
     limit: int | None = None
     marker: str | None = None
     sort_keys: tuple[str, ...] = ()
-    sort_dir: str = "desc"
+    sort_dir: str | None = None  # None: newest first, or ascending by known sort keys
     all_tenants: bool = False
+    tags: tuple[str, ...] = ()  # has every one
+    tags_any: tuple[str, ...] = ()  # has at least one
+    not_tags: tuple[str, ...] = ()  # lacks at least one
+    not_tags_any: tuple[str, ...] = ()  # has none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +95,9 @@ class EventQuery:
     filters: Mapping[str, list[str]] = dataclasses.field(default_factory=dict)
     limit: int | None = None
     marker: str | None = None
-    ascending: bool = False
+    ascending: bool = False  # the order when neither sort_dir nor a known sort key is given
+    sort_keys: tuple[str, ...] = ()
+    sort_dir: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,6 +254,31 @@ class StackService:
             verdicts, hidden_values(ir.parameter_schemas, ir.parameters))
         return masked_verdicts
 
+    def update(self, ctx: RequestContext, name: str, stack_id: str, body: Mapping[str, Any],
+               *, patch: bool) -> None:
+        """PUT (``patch=False``) or PATCH: checked as a create is, then stored as an UPDATE
+        operation carrying the stored definition and the new one."""
+        with self._db.transaction() as session:
+            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
+                raise BadRequest(reason="Updating a stack when it is suspended is not "
+                                        "supported.")
+            stored = {"stack_name": stack.name, "template": stack.template,
+                      "parameters": stack.parameters, "environment": stack.environment,
+                      "files": stack.files, "tags": stack.tags,
+                      "timeout_mins": stack.timeout_mins,
+                      "disable_rollback": stack.disable_rollback}
+            new = self._propose(ctx, update_body(stored, body, patch=patch), stack.name,
+                                stack.id)
+            payload = {"previous": _definition(stack), "target": _definition(new.stack)}
+            start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
+                            self._limits.default_timeout_seconds, payload,
+                            timeout_seconds=new.timeout_seconds)
+            stack.tags, stack.timeout_mins = new.stack.tags, new.stack.timeout_mins
+            stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
+
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
         with self._db.transaction() as session:
             start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
@@ -269,31 +305,45 @@ class StackService:
         return self._record(self._ir(stack), stack)
 
     def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
-        filters: dict[str, list[Any]] = {}
-        for key, values in query.filters.items():
-            column = STACK_FILTERS.get(key)
-            if column is None:
-                continue  # Heat ignores unknown keys on this list
-            if column == "status":
-                for value in values:
-                    if value in ("COMPLETE", "FAILED", "IN_PROGRESS"):
-                        filters.setdefault("status", []).append(value)
-                    else:
-                        action, status = _split_status(value)
-                        filters.setdefault("action", []).append(action)
-                        filters.setdefault("status", []).append(status)
-            else:
-                filters.setdefault(column, []).extend(values)
+        """One page of the tenant's stacks (every tenant's with ``all_tenants``) and how
+        many match in all. Filters follow Heat's names; unknown ones are ignored."""
+        tags = queries.TagFilter(all=query.tags, any=query.tags_any, not_all=query.not_tags,
+                                 not_any=query.not_tags_any)
         with self._db.read() as session:
             rows, total = queries.list_stacks(
-                session, None if query.all_tenants else ctx.tenant_id, filters=filters,
-                show_deleted=query.show_deleted, limit=query.limit, marker=query.marker,
-                sort_keys=query.sort_keys, sort_dir=query.sort_dir)
+                session, None if query.all_tenants else ctx.tenant_id,
+                filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
+                limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,
+                sort_dir=query.sort_dir, tags=tags)
             return [self._record(None, row) for row in rows], total
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
         with self._db.read() as session:
             return self._stack(session, ctx, name, stack_id).template
+
+    def get_environment(self, ctx: RequestContext, name: str, stack_id: str
+                        ) -> dict[str, Any]:
+        """The stack's environment as Heat shows it: the parameters the user gave
+        (hidden ones masked) and the sections Kiln does not support yet, empty."""
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+        template = stack.template if isinstance(stack.template, Mapping) else {}
+        hidden = hidden_names(template)
+        environment = stack.environment or {}
+        return {
+            "parameters": {k: MASK if k in hidden else v
+                           for k, v in (stack.parameters or {}).items()},
+            "parameter_defaults": {k: MASK if k in hidden else v
+                                   for k, v in (environment.get("parameter_defaults")
+                                                or {}).items()},
+            "resource_registry": {"resources": {}},
+            "encrypted_param_names": [],
+            "event_sinks": [],
+        }
+
+    def get_files(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
+        with self._db.read() as session:
+            return dict(self._stack(session, ctx, name, stack_id).files or {})
 
     def list_outputs(self, ctx: RequestContext, name: str, stack_id: str
                      ) -> list[dict[str, Any]]:
@@ -311,16 +361,21 @@ class StackService:
     def list_resources(self, ctx: RequestContext, name: str, stack_id: str,
                        filters: Mapping[str, list[str]], *, with_attributes: bool = False,
                        ) -> list[ResourceRecord]:
-        unknown = sorted(set(filters) - RESOURCE_FILTERS)
+        unknown = sorted(set(filters) - listing.RESOURCE_QUERY_KEYS)
         if unknown:
             raise InvalidFilter(keys=unknown)
+        wanted = listing.resource_filter(filters)
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
-        read = (lambda row: read_attributes(stack, row, self._registry, self._clock)) \
-            if with_attributes else None
+        row_ids = {row.name: row.id for row in rows}
+        # Filtered before attributes are read: reading them runs the type's code.
+        chosen = {r.name for r in _resource_records(rows, None)
+                  if listing.resource_matches(r, row_ids[r.name], wanted)}
+        read = (lambda row: read_attributes(stack, row, self._registry, self._clock)
+                if row.name in chosen else {}) if with_attributes else None
         records = _resource_records(rows, self._ir(stack), read)
-        return [r for r in records if _resource_matches(r, filters)]
+        return [r for r in records if r.name in chosen]
 
     def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
                      with_attr: Sequence[str] = ()) -> ResourceRecord:
@@ -337,14 +392,26 @@ class StackService:
 
     def list_events(self, ctx: RequestContext, name: str, stack_id: str, query: EventQuery,
                     resource_name: str | None = None) -> list[EventRecord]:
+        """One page of the stack's events (of one resource's, with ``resource_name``),
+        newest first unless asked otherwise; soft-deleted stacks keep theirs."""
         unknown = sorted(set(query.filters) - EVENT_FILTERS)
         if unknown:
             raise InvalidFilter(keys=unknown)
+        filters = {k: v for k, v in query.filters.items() if v}
+        if resource_name is not None:
+            filters.pop("resource_name", None)  # the path names the resource
+        if query.sort_dir is not None:
+            ascending = query.sort_dir == "asc"
+        elif any(k in queries.EVENT_SORT_KEYS for k in query.sort_keys):
+            ascending = True  # Heat: known sort keys without a direction sort ascending
+        else:
+            ascending = query.ascending
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_events(session, stack.id, resource_name=resource_name,
-                                       filters=dict(query.filters), limit=query.limit,
-                                       marker=query.marker, ascending=query.ascending)
+                                       filters=filters, limit=query.limit,
+                                       marker=query.marker, ascending=ascending,
+                                       sort_keys=query.sort_keys)
             return [_event(row) for row in rows]
 
     def lifecycle_calls(self, ctx: RequestContext, name: str, stack_id: str
@@ -362,8 +429,61 @@ class StackService:
             stack = self._stack(session, ctx, name, stack_id)
             row = queries.find_event(session, stack.id, event_id)
             if row is None or row.resource_name != resource_name:
-                raise EntityNotFound(entity="Event", name=event_id)
+                raise EventNotFound(event_id=event_id)
             return _event(row)
+
+    # --- one resource: metadata, mark unhealthy, signal ---------------------------------
+
+    def resource_metadata(self, ctx: RequestContext, name: str, stack_id: str,
+                          resource: str) -> Any:
+        """The resource's template metadata, functions of parameters evaluated, hidden
+        values masked (see ``resource_requests.static_metadata``)."""
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            stored = {row.name for row in queries.list_resources(session, stack.id)}
+        template = stack.template if isinstance(stack.template, Mapping) else {}
+        written = template.get("resources") or {}
+        if resource not in written and resource not in stored:
+            raise ResourceNotFound(resource_name=resource, stack_name=stack.name)
+        metadata = (written.get(resource) or {}).get("metadata") or {}
+        ir = self._ir(stack)
+        if ir is not None:
+            parameters: Mapping[str, Any] = ir.parameters
+            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        else:  # a type uninstalled since: the stored values, masked by name
+            hidden = hidden_names(template)
+            parameters = {**pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                          **(stack.parameters or {})}
+            secrets = tuple(sorted({str(v) for k, v in (stack.parameters or {}).items()
+                                    if k in hidden and str(v)}, key=len, reverse=True))
+        return resource_requests.static_metadata(template, metadata, parameters, secrets)
+
+    def mark_unhealthy(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+                       body: Mapping[str, Any]) -> None:
+        """``PATCH .../resources/<name or physical id>``: Heat's mark-unhealthy. Refused
+        (409) while the stack has an operation in progress: a worker may be writing the
+        same row, and the operation's outcome would overwrite the mark."""
+        unhealthy, reason = resource_requests.mark_unhealthy_request(body)
+        with self._db.transaction() as session:
+            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            if stack.status == "IN_PROGRESS" or queries.unfinished_operation(session,
+                                                                             stack.id):
+                raise ActionInProgress(stack_name=stack.name, action=stack.action)
+            row = resource_requests.find_resource(queries.list_resources(session, stack.id),
+                                                  stack.name, resource)
+            resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
+                                             self._clock())
+
+    def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str) -> None:
+        """``POST .../resources/<name>/signal``: always refused, with Heat's reason."""
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            rows = queries.list_resources(session, stack.id)
+        resource_requests.refuse_signal(stack, rows, resource)
 
     # --- resource types -----------------------------------------------------------------
 
@@ -550,13 +670,6 @@ def _stringify(value: Any) -> str:
     return str(value)
 
 
-def _split_status(value: str) -> tuple[str, str]:
-    if value.endswith("_IN_PROGRESS"):
-        return value[: -len("_IN_PROGRESS")], "IN_PROGRESS"
-    action, _, status = value.rpartition("_")
-    return action, status
-
-
 def _is_uuid(value: str) -> bool:
     try:
         return str(uuid.UUID(value)) == value.lower()
@@ -584,27 +697,15 @@ def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
     ]
 
 
-def _resource_matches(record: ResourceRecord, filters: Mapping[str, list[str]]) -> bool:
-    for key, values in filters.items():
-        if key in ("nested_depth", "with_detail"):
-            continue
-        if key == "type" and not any(v in record.type for v in values):
-            return False
-        if key == "name" and record.name not in values:
-            return False
-        if key == "action" and record.action not in values:
-            return False
-        if key == "physical_resource_id" and record.physical_id not in values:
-            return False
-        if key == "status" and not any(
-                v in (record.status, f"{record.action}_{record.status}") for v in values):
-            return False
-    return True
-
-
 def _event(row: Event) -> EventRecord:
     return EventRecord(id=row.id, resource_name=row.resource_name,
                        physical_resource_id=row.physical_resource_id,
                        resource_type=row.resource_type, action=row.action, status=row.status,
                        reason=row.reason, properties=dict(row.properties or {}),
                        created_at=row.created_at, lifecycle=row.lifecycle)
+
+
+def _definition(stack: Stack) -> dict[str, Any]:
+    """What an update changes and a rollback restores."""
+    return {"template": stack.template, "parameters": stack.parameters,
+            "environment": stack.environment}

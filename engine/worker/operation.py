@@ -17,6 +17,7 @@ from engine.db import queries, steps
 from engine.db.leases import release_operation
 from engine.db.models import Operation, Stack
 from engine.db.models import Resource as ResourceRow
+from engine.db.operations import new_operation
 from engine.db.session import Database
 from engine.db.states import (
     OP_COMPLETE,
@@ -35,11 +36,14 @@ from engine.ir.plan import (
     CREATE,
     DELETE,
     RESUME,
+    ROLLBACK,
     SUSPEND,
+    UPDATE,
     ExistingResource,
     Plan,
     plan_create,
     plan_stored,
+    plan_update,
 )
 from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
@@ -154,29 +158,47 @@ class OperationDriver:
             operation.failure_reason = CallRecord(**denial).summary()
             operation.state = OP_FINISHING
             return
-        if operation.action == ABANDON:
+        action, payload = operation.action, operation.payload or {}
+        rows = {row.name: row for row in queries.list_resources(session, stack.id)}
+        stored = {name: ExistingResource(name, frozenset(row.requires or ()),
+                                         replaced=row.replaced is not None)
+                  for name, row in rows.items()}
+        if action == ABANDON:
             plan = Plan(ABANDON, ())  # the resources stay where they are
-        elif operation.action in STORED_ACTIONS:
-            stored = {row.name: ExistingResource(row.name, frozenset(row.requires or ()))
-                      for row in queries.list_resources(session, stack.id)}
-            plan = plan_stored(stored, operation.action)
+        elif action in STORED_ACTIONS:
+            plan = plan_stored(stored, action)
+        elif action == ROLLBACK and payload.get("kind") == "create":
+            plan = plan_stored(stored, ROLLBACK, DELETE)  # undo the create: delete it all
         else:
+            if action in (UPDATE, ROLLBACK):
+                # The stack takes its new definition now: the steps evaluate it.
+                target = payload["target"]
+                stack.template, stack.parameters = target["template"], target["parameters"]
+                stack.environment = target.get("environment") or {}
+                stack.updated_at = now
             try:
                 ir = stack_ir(stack, self._registry)
             except KilnError as exc:
                 # The template was valid when accepted; a type uninstalled since is the
                 # usual cause. Fail the operation rather than the worker.
-                operation.failure_reason = f"Resource {operation.action} failed: {exc}"
+                operation.failure_reason = f"Resource {action} failed: {exc}"
                 operation.state = OP_FINISHING
                 return
             for name, node in ir.resources.items():
+                if name in rows:
+                    # Until the update ends, both the old and the new users count.
+                    row = rows[name]
+                    row.requires = sorted(set(row.requires or ()) | node.requires)
+                    continue
                 session.add(ResourceRow(
                     stack_id=stack.id, name=name, type=node.type_name, action="INIT",
                     status="COMPLETE", status_reason="", physical_id=None, properties=None,
                     data={}, requires=sorted(node.requires), created_at=now, updated_at=now))
-            plan = plan_create(ir, operation.action)
-        steps.add_steps(session, operation, plan.action,
-                        {step.resource: sorted(step.requires) for step in plan.steps})
+            plan = (plan_update(ir, stored, action) if action in (UPDATE, ROLLBACK)
+                    else plan_create(ir, action))
+        operation.payload = {**payload, "planned": True}  # resources may now be touched
+        steps.add_steps(session, operation,
+                        {step.key: sorted(step.requires) for step in plan.steps})
 
     def _time_out(self, session: Any, operation: Operation, stack: Stack,
                   now: datetime.datetime) -> None:
@@ -199,7 +221,9 @@ class OperationDriver:
                 now: datetime.datetime) -> None:
         failed = operation.failure_reason is not None
         action = operation.action
-        if action in (CREATE, ADOPT):
+        if action in (UPDATE, ROLLBACK):
+            queries.drop_deleted_resources(session, stack.id)  # what the update removed
+        if action in (CREATE, ADOPT, UPDATE, ROLLBACK):
             stack.outputs = self._outputs(session, stack)
         if failed:
             status, reason = "FAILED", operation.failure_reason or ""
@@ -212,7 +236,39 @@ class OperationDriver:
                 queries.delete_resources(session, stack.id)
                 stack.deleted_at = now
                 stack.outputs = None
+            if action in (UPDATE, ROLLBACK):
+                self._settle_requires(session, stack)
         self._conclude(session, operation, stack, status, reason, now)
+        if failed and _rolls_back(operation, stack):
+            self._start_rollback(session, operation, stack, now)
+
+    def _settle_requires(self, session: Any, stack: Stack) -> None:
+        """After a completed update only the new template's dependencies hold."""
+        try:
+            ir = stack_ir(stack, self._registry)
+        except KilnError:
+            return
+        for row in queries.list_resources(session, stack.id):
+            if row.name in ir.resources:
+                row.requires = sorted(ir.resources[row.name].requires)
+
+    @staticmethod
+    def _start_rollback(session: Any, failed: Operation, stack: Stack,
+                        now: datetime.datetime) -> None:
+        """Queue the rollback of a failed create or update as an operation of its own
+        (with its own lifecycle calls); it waits for the failed one's post-ops."""
+        payload = failed.payload or {}
+        if failed.action == UPDATE:
+            rollback = {"kind": "update", "target": payload["previous"],
+                        "previous": payload["target"]}
+        else:
+            rollback = {"kind": "create"}
+        timeout = int((failed.deadline_at - failed.created_at).total_seconds())
+        session.add(new_operation(failed.context or {}, stack.id, ROLLBACK, now,
+                                  max(timeout, 60), rollback))
+        stack.action, stack.status = ROLLBACK, "IN_PROGRESS"
+        stack.status_reason = "Stack ROLLBACK started"
+        queries.add_stack_event(session, stack, now)
 
     def _check_caveat(self, session: Any, stack: Stack) -> str:
         """Heat's suffix when some resource types have no real check."""
@@ -274,3 +330,15 @@ def _owe_post_ops(operation: Operation) -> None:
 
 def _cancelled(operation: Operation) -> bool:
     return bool((operation.payload or {}).get("cancelled"))
+
+
+def _rolls_back(operation: Operation, stack: Stack) -> bool:
+    """A failed create or update is rolled back when rollback is enabled, or always
+    after cancel_update; never when it failed before touching anything (a denial)."""
+    payload = operation.payload or {}
+    if operation.action not in (CREATE, UPDATE) or not payload.get("planned"):
+        return False
+    cancelled = payload.get("cancelled")
+    if cancelled:
+        return bool(cancelled == "cancel_update")
+    return not stack.disable_rollback

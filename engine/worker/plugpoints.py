@@ -22,7 +22,7 @@ from engine.db.session import Database
 from engine.errors import KilnError
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
-from engine.lifecycle.snapshot import stack_view
+from engine.lifecycle.snapshot import Redefined, StackFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.state import stack_ir, stack_secrets
@@ -94,20 +94,31 @@ class Plugpoints:
             if operation is None or operation.lease_owner != self._owner:
                 return None, {}
             stack = queries.load_stack(session, operation.stack_id)
-            view = self._view(session, stack, operation.action)
+            payload = operation.payload or {}
+            current = None
+            if "target" in payload:
+                # Update and its rollback: ``stack`` is what the stack was, and
+                # ``current_stack`` what it becomes, as Heat passes them.
+                view = self._view(session, Redefined.of(stack, payload["previous"]),
+                                  operation.action)
+                current = self._view(session, Redefined.of(stack, payload["target"]),
+                                     operation.action, target=True)
+            else:
+                view = self._view(session, stack, operation.action)
             context = _context(operation, stack)
             return (Call(context=context, stack=view, action=operation.action,
-                         is_stack_failure=is_stack_failure),
+                         current_stack=current, is_stack_failure=is_stack_failure),
                     dict(operation.lifecycle or {}))
 
-    def _view(self, session: Any, stack: Stack, action: str) -> StackView:
+    def _view(self, session: Any, stack: StackFacts, action: str,
+              target: bool = False) -> StackView:
         try:
             ir = stack_ir(stack, self._types)
         except KilnError:
             ir = None  # e.g. a type uninstalled since: plugins still see the stored rows
         stored = {row.name: row for row in queries.list_resources(session, stack.id)}
         return stack_view(stack, action=action, ir=ir, stored=stored,
-                          secrets=stack_secrets(stack))
+                          secrets=stack_secrets(stack), target=target)
 
     def _record(self, operation_id: str, record: CallRecord) -> None:
         now = self._clock()

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.db.models import Resource as ResourceRow
-from engine.db.models import Stack
 from engine.errors import KilnError
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
+from engine.lifecycle.snapshot import StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import hidden_values, parse_schemas
@@ -20,7 +20,7 @@ from engine.template.parse import document
 RuntimeFactory = Callable[[str], Any]
 
 
-def stack_ir(stack: Stack, registry: ResourceTypeRegistry) -> ResolvedStack:
+def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack:
     # Lines only matter for errors the tenant can fix; those were reported at create.
     doc = document(stack.template)
     return build_from_document(doc, stack.parameters,
@@ -28,7 +28,7 @@ def stack_ir(stack: Stack, registry: ResourceTypeRegistry) -> ResolvedStack:
                                registry.get)
 
 
-def stack_secrets(stack: Stack) -> tuple[str, ...]:
+def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
     """Hidden parameter values, from the template's parameters section alone: unlike the
     IR this needs no resource type, so it works when a type has been uninstalled."""
     template = stack.template if isinstance(stack.template, dict) else {}

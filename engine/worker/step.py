@@ -28,12 +28,15 @@ from engine.resources.base import (
     DELETE,
     RESUME,
     SUSPEND,
+    UPDATE,
     Resource,
     action_methods,
 )
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
+from engine.worker.update_decision import NONE, REPLACE, RESTORE, Stored, decide
+from engine.worker.update_decision import prop_diff as diff_of
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
@@ -43,7 +46,8 @@ T = TypeVar("T")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 # Actions whose resource instances are built from the IR (properties evaluated now);
 # the others act on what is stored, so they work when a type has been uninstalled.
-NEEDS_PROPERTIES = (CREATE, ADOPT)
+NEEDS_PROPERTIES = (CREATE, ADOPT, UPDATE)
+CLEANUP, ROLLBACK = "CLEANUP", "ROLLBACK"  # a step kind; an operation action
 
 
 class ResourceMissing(Exception):  # noqa: N818 -- the reason tenants read
@@ -58,20 +62,28 @@ class StepRuntime:
     """The ``engine.resources.base.Runtime`` a resource instance gets from the worker."""
 
     def __init__(self, db: Database, clock: Clock, stack: Stack, row_id: int,
-                 resource_name: str) -> None:
+                 resource_name: str, generation: int = 0, replaced: bool = False) -> None:
         self._db = db
         self._clock = clock
         self._row_id = row_id
+        self._replaced = replaced
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
-        self.resource_key = f"{stack.id}/{resource_name}/{row_id}"
+        # Each replacement is a new generation, so its stable name differs from the
+        # resource it replaces (generation 0 keeps the names of before updates existed).
+        self.resource_key = f"{stack.id}/{resource_name}/{row_id}" + (
+            f"/{generation}" if generation else "")
 
     def now(self) -> float:
         return self._clock().timestamp()
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         with self._db.transaction() as session:
+            if self._replaced:  # the resource an update replaced, being deleted
+                queries.record_replaced_physical_id(session, self._row_id, physical_id,
+                                                    dict(data))
+                return
             queries.record_physical_id(session, self._row_id, physical_id, dict(data),
                                        self._clock())
 
@@ -92,6 +104,10 @@ class HeldStep:
     interval: float = FIRST_POLL_SECONDS
     saved_data: dict[str, Any] = dataclasses.field(default_factory=dict)
     adopt: Mapping[str, Any] | None = None  # this resource's abandon data, for ADOPT
+    prop_diff: Mapping[str, Any] | None = None  # the changed properties, for UPDATE
+    # CLEANUP / RESTORE: the step deletes a physical resource a replacement left (see
+    # StepRunner._prepare_replaced); "" for a step on the resource itself.
+    kind: str = ""
 
 
 class StepRunner:
@@ -105,6 +121,7 @@ class StepRunner:
         self._irs: dict[str, ResolvedStack] = {}
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._adopt: dict[str, Mapping[str, Any]] = {}
+        self._actions: dict[str, str] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
 
@@ -115,7 +132,8 @@ class StepRunner:
             if held is None:
                 return None
             if held.needs_start:
-                start, _ = action_methods(held.instance, held.action, held.adopt)
+                start, _ = action_methods(held.instance, held.action, held.adopt,
+                                          held.prop_diff)
                 try:
                     held.token = start()
                 except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -154,21 +172,21 @@ class StepRunner:
 
     def _prepare(self, step_id: int) -> HeldStep | None:
         now = self._clock()
-        failure: Exception | None = None
         with self._db.transaction() as session:
             step = session.get(Step, step_id)
             if step is None or step.lease_owner != self._owner or step.state != STEP_RUNNING:
                 return None
             stack = queries.load_stack(session, step.stack_id)
             row = queries.get_resource(session, stack, step.resource_name)
+            if step.action == CLEANUP:
+                return self._prepare_replaced(session, step, stack, row, now)
             never_created = row.properties is None and row.physical_id is None
             if step.action in (DELETE, SUSPEND, RESUME) and never_created:
                 # Nothing in the backend to act on. A delete still ends the resource.
                 if step.action == DELETE:
                     self._set_state(session, stack, row, DELETE, COMPLETE, "state changed",
                                     now)
-                if not steps.complete_step(session, step, self._owner, now):
-                    raise LeaseLost()
+                self._close_quietly(session, step, now)
                 return None
             if step.action == CHECK and never_created:
                 self._set_state(session, stack, row, CHECK, IN_PROGRESS, "state changed", now)
@@ -176,11 +194,12 @@ class StepRunner:
                     "the resource was never created"), (), now)
                 return None
             try:
-                cls = self._registry.get(row.type)
                 # A delete needs no IR: one uninstalled type must not fail every other
                 # resource's delete along with its own.
                 ir = (self._ir(stack, step.operation_id) if step.action in NEEDS_PROPERTIES
                       else None)
+                node = ir.resources[row.name] if ir is not None else None
+                cls = self._registry.get(node.type_name if node is not None else row.type)
             except KilnError as exc:
                 # A type uninstalled since the stack was made: fail this step, keep working.
                 if not step.started:
@@ -190,13 +209,10 @@ class StepRunner:
                 return None
             secrets = self._per_operation(self._secrets, step.operation_id,
                                           lambda: stack_secrets(stack))
-            if not step.started:
-                self._set_state(session, stack, row, step.action, IN_PROGRESS,
-                                "state changed", now)
             rows = {row.name: row}
             properties: Mapping[str, Any] = row.properties or {}
-            if ir is not None:
-                node = ir.resources[row.name]
+            failure: Exception | None = None
+            if ir is not None and node is not None:
                 # Only what this resource references, so a step costs O(its references),
                 # not O(size of the stack).
                 for other in queries.list_resources_named(session, stack.id,
@@ -206,9 +222,25 @@ class StepRunner:
                                     self._registry, self._runtime_factory(stack, rows))
                 try:
                     properties = properties_for_runtime(node, cls, scope)
-                    row.properties = properties
                 except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
                     failure = exc
+            action, prop_diff = step.action, None
+            if step.action == UPDATE and failure is None:
+                runtime = self._runtime_factory(stack, rows)(row.name)
+                decided = self._decide(session, step, row, cls(row.name, properties, runtime),
+                                       node.type_name if node is not None else row.type)
+                if decided == NONE:
+                    self._close_quietly(session, step, now)
+                    return None
+                if decided == RESTORE:
+                    return self._prepare_replaced(session, step, stack, row, now)
+                action = CREATE if decided in (CREATE, REPLACE) else UPDATE
+                prop_diff = diff_of(row.properties or {}, properties)
+            if node is not None and failure is None:
+                row.type, row.properties = node.type_name, properties
+            if not step.started:
+                self._set_state(session, stack, row, action, IN_PROGRESS,
+                                "state changed", now)
             instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
                            physical_id=row.physical_id, data=dict(row.data or {}))
             adopt = (self._adopt_data(session, step.operation_id).get(row.name)
@@ -216,10 +248,10 @@ class StepRunner:
             if step.action == ADOPT and adopt is None and failure is None:
                 failure = ResourceMissing("the adopt data has no entry for this resource")
             held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
-                            step.action, instance, secrets, token=step.token,
+                            action, instance, secrets, token=step.token,
                             needs_start=not step.started, saved_data=dict(row.data or {}),
-                            adopt=adopt)
-        if failure is None and step.action in NEEDS_PROPERTIES and held.needs_start:
+                            adopt=adopt, prop_diff=prop_diff)
+        if failure is None and action in (CREATE, ADOPT, UPDATE) and held.needs_start:
             try:
                 instance.validate()
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -228,6 +260,80 @@ class StepRunner:
             self._fail(held, failure)
             return None
         return held
+
+    def _decide(self, session: Any, step: Step, row: ResourceRow, probe: Resource,
+                new_type: str) -> str:
+        """An update step's decision, made once and stored with the step. A replacement
+        moves the current physical resource aside (``row.replaced``) in the same
+        transaction, so the new one is created into a clean row."""
+        if step.resource_action is not None:
+            return step.resource_action
+        rolling_back = self._operation_action(session, step.operation_id) == ROLLBACK
+        decided = decide(
+            Stored(row.type, row.properties, row.physical_id, row.action, row.status,
+                   row.replaced),
+            new_type, probe.properties, probe.needs_replacement, rolling_back)
+        if decided == REPLACE:
+            if row.replaced is not None:
+                # An earlier replacement never cleaned up: that one goes first, with
+                # this step's cleanup, and the current one is kept as the replaced.
+                LOG.info("resource %s replaced again before its cleanup", row.name)
+            row.replaced = {"type": row.type, "physical_id": row.physical_id,
+                            "properties": row.properties, "data": dict(row.data or {}),
+                            "generation": row.generation}
+            row.generation += 1
+            row.physical_id, row.data = None, {}
+        step.resource_action = decided
+        return decided
+
+    def _prepare_replaced(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+                          now: datetime.datetime) -> HeldStep | None:
+        """Delete one of the two physical resources a replacement left: the replaced one
+        (CLEANUP, after its users moved on) or the replacement (a rollback's RESTORE,
+        which then takes the replaced one back)."""
+        restoring = step.action == UPDATE
+        replaced = row.replaced
+        if replaced is None:
+            self._close_quietly(session, step, now)
+            return None
+        secrets = self._per_operation(self._secrets, step.operation_id,
+                                      lambda: stack_secrets(stack))
+        try:
+            if restoring:
+                cls = self._registry.get(row.type)
+                instance = cls(row.name, row.properties or {},
+                               self._runtime_factory(stack, {row.name: row})(row.name),
+                               physical_id=row.physical_id, data=dict(row.data or {}))
+            else:
+                cls = self._registry.get(replaced["type"])
+                runtime = StepRuntime(self._db, self._clock, stack, row.id, row.name,
+                                      replaced.get("generation", 0), replaced=True)
+                instance = cls(row.name, replaced.get("properties") or {}, runtime,
+                               physical_id=replaced.get("physical_id"),
+                               data=dict(replaced.get("data") or {}))
+        except KilnError as exc:
+            self._record_failure(session, step, stack, row, exc, (), now,
+                                 set_state=restoring)
+            return None
+        if restoring and not step.started:
+            self._set_state(session, stack, row, DELETE, IN_PROGRESS, "rolling back", now)
+        return HeldStep(step.id, step.operation_id, stack.id, row.name,
+                        row.type if restoring else replaced["type"],
+                        DELETE, instance, secrets, token=step.token,
+                        needs_start=not step.started, saved_data=dict(instance.data),
+                        kind=RESTORE if restoring else CLEANUP)
+
+    def _operation_action(self, session: Any, operation_id: str) -> str:
+        def read() -> str:
+            operation = session.get(Operation, operation_id)
+            return operation.action if operation is not None else ""
+
+        return self._per_operation(self._actions, operation_id, read)
+
+    def _close_quietly(self, session: Any, step: Step, now: datetime.datetime) -> None:
+        """Close a step that had nothing to do: no event, the resource untouched."""
+        if not steps.complete_step(session, step, self._owner, now):
+            raise LeaseLost()
 
     def _adopt_data(self, session: Any, operation_id: str) -> Mapping[str, Any]:
         """The abandon data's resources, read once per operation."""
@@ -257,7 +363,10 @@ class StepRunner:
         if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll):
             raise LeaseLost()
         row = self._row(session, held)
-        row.data = dict(held.instance.data)
+        if held.kind == CLEANUP:
+            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+        else:
+            row.data = dict(held.instance.data)
         held.saved_data = dict(held.instance.data)
 
     def _complete(self, held: HeldStep) -> None:
@@ -267,9 +376,26 @@ class StepRunner:
             if step is None or not steps.complete_step(session, step, self._owner, now):
                 raise LeaseLost()
             row = self._row(session, held)
+            stack = queries.load_stack(session, held.stack_id)
+            if held.kind == CLEANUP:
+                # The replaced resource is gone; the row is the replacement's, untouched.
+                queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                                  physical_resource_id=held.instance.physical_id or "",
+                                  resource_type=held.resource_type, action=DELETE,
+                                  status=COMPLETE, reason="replaced resource deleted", now=now)
+                row.replaced = None
+                return
+            if held.kind == RESTORE:
+                self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
+                replaced = row.replaced or {}
+                row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
+                row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
+                row.generation, row.replaced = replaced.get("generation", 0), None
+                self._set_state(session, stack, row, UPDATE, COMPLETE,
+                                "restored the resource the update replaced", now)
+                return
             row.data = dict(held.instance.data)
             row.physical_id = held.instance.physical_id
-            stack = queries.load_stack(session, held.stack_id)
             self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
 
     def _fail(self, held: HeldStep, exc: Exception) -> None:
@@ -280,21 +406,34 @@ class StepRunner:
                 raise LeaseLost()
             stack = queries.load_stack(session, held.stack_id)
             row = self._row(session, held)
-            row.data = dict(held.instance.data)
-            self._record_failure(session, step, stack, row, exc, held.secrets, now)
+            if held.kind == CLEANUP:
+                # The replaced resource's own state lives in row.replaced, not the row.
+                row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+            else:
+                row.data = dict(held.instance.data)
+            self._record_failure(session, step, stack, row, exc, held.secrets, now,
+                                 action=held.action, set_state=held.kind != CLEANUP)
 
     def _record_failure(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
                         exc: Exception, secrets: tuple[str, ...],
-                        now: datetime.datetime) -> None:
+                        now: datetime.datetime, *, action: str | None = None,
+                        set_state: bool = True) -> None:
+        action = action or (DELETE if step.action == CLEANUP else step.action)
         message = exc.message if isinstance(exc, KilnError) else str(exc)
         reason = redact(f"{type(exc).__name__}: resources.{row.name}: {message}", secrets)
         if not isinstance(exc, KilnError):
-            LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, step.action,
+            LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, action,
                      type(exc).__name__)
         if not steps.fail_step(session, step, self._owner, now,
-                               f"Resource {step.action} failed: {reason}"):
+                               f"Resource {action} failed: {reason}"):
             raise LeaseLost()
-        self._set_state(session, stack, row, step.action, FAILED, reason, now)
+        if set_state:
+            self._set_state(session, stack, row, action, FAILED, reason, now)
+        else:
+            queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                              physical_resource_id=(row.replaced or {}).get("physical_id")
+                              or "", resource_type=row.type, action=action, status=FAILED,
+                              reason=reason, now=now)
 
     # --- small pieces ---------------------------------------------------------------------
 
@@ -304,7 +443,8 @@ class StepRunner:
     def _runtime_factory(self, stack: Stack, rows: Mapping[str, ResourceRow]
                          ) -> Callable[[str], StepRuntime]:
         def runtime(name: str) -> StepRuntime:
-            return StepRuntime(self._db, self._clock, stack, rows[name].id, name)
+            return StepRuntime(self._db, self._clock, stack, rows[name].id, name,
+                               rows[name].generation)
 
         return runtime
 

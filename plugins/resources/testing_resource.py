@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, DELETE, Resource, Token
+from engine.resources.base import CREATE, DELETE, UPDATE, Resource, Token
 from engine.schema import BOOLEAN, MAP, NUMBER, STRING, Attribute, Property
 
 
@@ -106,6 +106,22 @@ class TestResource(Resource):
         if self.properties["fail"]:
             raise ValueError(f"Test Resource failed {self.name}")
         self.data["created_at"] = self.runtime.now()
+        return True
+
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        # Heat's TestResource replaces itself on any change while update_replace is set.
+        return bool(self.properties["update_replace"]) or super().needs_replacement(prop_diff)
+
+    def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        if not self.properties["fail"]:
+            self.data["value"] = self.properties["value"]
+        return self._wait_token(UPDATE)
+
+    def check_update_complete(self, token: Token) -> bool:
+        if not self._waited(token):
+            return False
+        if self.properties["fail"]:
+            raise ValueError(f"Test Resource failed {self.name}")
         return True
 
     def handle_delete(self) -> Token:

@@ -6,15 +6,23 @@ import falcon
 
 from engine.api import views
 from engine.api.requests import base_url, context, integer, multi, sort_dir
-from engine.errors import EntityNotFound
+from engine.errors import NoEventsFound
 from engine.services.stacks import EVENT_FILTERS, EventQuery, StackService
 
 
 def _query(req: falcon.Request) -> EventQuery:
+    # Heat's default order is newest first; clients send sort_dir=asc. Unknown query
+    # keys are ignored, as Heat ignores them here.
     return EventQuery(filters=multi(req, names=EVENT_FILTERS), limit=integer(req, "limit"),
                       marker=req.get_param("marker"),
-                      # Heat's default order is newest first; clients send sort_dir=asc.
-                      ascending=sort_dir(req) == "asc")
+                      sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),
+                      sort_dir=sort_dir(req))
+
+
+def _root_stack(req: falcon.Request) -> bool:
+    """With ``nested_depth`` > 0 Heat adds a ``root_stack`` link to every event; clients
+    take it as the sign that the server lists nested events itself (Kiln has none)."""
+    return bool(integer(req, "nested_depth"))
 
 
 class EventCollection:
@@ -23,9 +31,11 @@ class EventCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
+        root = _root_stack(req)
         records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req))
         base = base_url(req, tenant_id)
-        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False)
+        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False,
+                                             root_stack=root)
                                  for e in records]}
 
 
@@ -35,12 +45,14 @@ class ResourceEventCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
+        root = _root_stack(req)
         records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
                                            resource_name=resource_name)
         if not records:
-            raise EntityNotFound(entity="Events of resource", name=resource_name)
+            raise NoEventsFound(resource_name=resource_name)
         base = base_url(req, tenant_id)
-        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False)
+        resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False,
+                                             root_stack=root)
                                  for e in records]}
 
 

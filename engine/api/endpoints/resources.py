@@ -1,12 +1,18 @@
-"""Resources of a stack: list and show."""
+"""Resources of a stack: list, show, metadata, mark-unhealthy and signal."""
 
 from __future__ import annotations
 
 import falcon
 
 from engine.api import views
-from engine.api.requests import base_url, context, flag, multi
+from engine.api.requests import base_url, context, flag, integer, json_body, multi, optional_body
 from engine.services.stacks import StackService
+
+
+def _json_null(resp: falcon.Response) -> None:
+    # Heat answers 200 with a JSON null (Falcon writes no body for media None).
+    resp.content_type = falcon.MEDIA_JSON
+    resp.text = "null"
 
 
 class ResourceCollection:
@@ -17,6 +23,7 @@ class ResourceCollection:
                stack_name: str, stack_id: str) -> None:
         filters = multi(req)
         detail = flag(req, "with_detail")
+        integer(req, "nested_depth")  # checked; Kiln has no nested stacks to descend into
         records = self._stacks.list_resources(context(req), stack_name, stack_id, filters,
                                               with_attributes=detail)
         base = base_url(req, tenant_id)
@@ -34,3 +41,31 @@ class ResourceItem:
                                            req.get_param_as_list("with_attr") or ())
         resp.media = {"resource": views.resource(base_url(req, tenant_id), stack_name, stack_id,
                                                  record, detail=True)}
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                 stack_name: str, stack_id: str, resource_name: str) -> None:
+        """Mark-unhealthy; ``resource_name`` may also be the physical resource id."""
+        self._stacks.mark_unhealthy(context(req), stack_name, stack_id, resource_name,
+                                    json_body(req))
+        _json_null(resp)
+
+
+class ResourceMetadata:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str, resource_name: str) -> None:
+        resp.media = {"metadata": self._stacks.resource_metadata(
+            context(req), stack_name, stack_id, resource_name)}
+
+
+class ResourceSignal:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                stack_name: str, stack_id: str, resource_name: str) -> None:
+        optional_body(req)
+        self._stacks.signal(context(req), stack_name, stack_id, resource_name)
+        _json_null(resp)  # not reached while no resource type takes signals

@@ -7,13 +7,22 @@ from typing import Any
 import falcon
 
 from engine.api import views
-from engine.api.requests import base_url, context, flag, integer, json_body, multi, sort_dir
-from engine.errors import BadRequest
+from engine.api.requests import (
+    base_url,
+    context,
+    flag,
+    integer,
+    json_body,
+    multi,
+    sort_dir,
+    tags,
+)
+from engine.errors import GlobalTenantForbidden
 from engine.services.stacks import StackQuery, StackService
 
 LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
-                "show_nested", "show_hidden", "global_tenant"}
-TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
+                "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
+                "not_tags", "not_tags_any"}
 
 
 class StackCollection:
@@ -22,16 +31,20 @@ class StackCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
-        if any(req.get_param(key) is not None for key in TAG_FILTERS):
-            # TODO(#4): tag filters; refused rather than silently ignored until then.
-            raise BadRequest(reason="Filtering stacks by tags is not supported by Kiln yet.")
-        all_tenants = flag(req, "global_tenant") and ctx.is_admin
+        all_tenants = flag(req, "global_tenant")
+        if all_tenants and not ctx.is_admin:
+            raise GlobalTenantForbidden()
+        # Kiln has no nested stacks and no hidden tags: these change nothing, but their
+        # values are checked as Heat checks them.
+        flag(req, "show_nested")
+        flag(req, "show_hidden")
         query = StackQuery(
             filters=multi(req, skip=LIST_CONTROL), show_deleted=flag(req, "show_deleted"),
             limit=integer(req, "limit"), marker=req.get_param("marker"),
             sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),
-            sort_dir=sort_dir(req) or ("asc" if req.get_param("sort_keys") else "desc"),
-            all_tenants=all_tenants)
+            sort_dir=sort_dir(req), all_tenants=all_tenants,
+            tags=tags(req, "tags"), tags_any=tags(req, "tags_any"),
+            not_tags=tags(req, "not_tags"), not_tags_any=tags(req, "not_tags_any"))
         records, total = self._stacks.list_stacks(ctx, query)
         base = base_url(req, tenant_id)
         body: dict[str, Any] = {"stacks": [
@@ -117,6 +130,16 @@ class StackItem:
             base_url(req, tenant_id), record,
             resolve_outputs=flag(req, "resolve_outputs", default=True))}
 
+    def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        self._stacks.update(context(req), stack_name, stack_id, json_body(req), patch=False)
+        resp.status = falcon.HTTP_202
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                 stack_name: str, stack_id: str) -> None:
+        self._stacks.update(context(req), stack_name, stack_id, json_body(req), patch=True)
+        resp.status = falcon.HTTP_202
+
     def on_delete(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                   stack_name: str, stack_id: str) -> None:
         self._stacks.delete(context(req), stack_name, stack_id)
@@ -130,6 +153,24 @@ class StackTemplate:
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         resp.media = self._stacks.get_template(context(req), stack_name, stack_id)
+
+
+class StackEnvironment:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        resp.media = self._stacks.get_environment(context(req), stack_name, stack_id)
+
+
+class StackFiles:
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        resp.media = self._stacks.get_files(context(req), stack_name, stack_id)
 
 
 class OutputCollection:

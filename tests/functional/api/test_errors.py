@@ -165,15 +165,14 @@ def test_bad_filters_and_flags(api: Any) -> None:
     assert message == 'Unrecognized value "maybe" for "show_deleted", acceptable values are: ' \
                       "true, false."
     fault(api.get("/stacks", params={"limit": "many"}), 400, "BadRequest")
-    # Filters Kiln does not implement yet are refused, never silently ignored.
-    message = fault(api.get("/stacks", params={"tags": "a"}), 400, "BadRequest")
-    assert message == "Filtering stacks by tags is not supported by Kiln yet."
+    message = fault(api.get("/stacks", params={"tags": "a," + "x" * 81}), 400, "BadRequest")
+    assert message == f'Invalid tag, "{"x" * 81}" is longer than 80 characters'
 
 
 def test_unknown_resource_filter(api: Any) -> None:
     created = api.post(stack(GOOD))
     location = created.headers["Location"]
-    response = requests.get(f"{location}/resources", params={"id": "x"}, headers=api.headers,
-                            timeout=10)
+    response = requests.get(f"{location}/resources", params={"bogus": "x"},
+                            headers=api.headers, timeout=10)
     message = fault(response, 400, "InvalidFilter")
-    assert message == "Invalid filter parameters ['id']"
+    assert message == "Invalid filter parameters ['bogus']"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,9 +48,13 @@ types:
 
 def pip_install(distribution: str, target: pathlib.Path) -> pathlib.Path:
     """A real ``pip install`` of a test distribution into a directory of its own, so only
-    the Kiln processes that put it on their path see its entry points."""
+    the Kiln processes that put it on their path see its entry points. It is built from
+    a copy: setuptools writes build/ and egg-info next to the sources, and parallel test
+    workers must neither race there nor leave files in the checkout."""
+    source = target.parent / f"{target.name}-src"
+    shutil.copytree(DISTS / distribution, source)
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--target", str(target), str(DISTS / distribution)],
+                    "--no-build-isolation", "--target", str(target), str(source)],
                    check=True, capture_output=True, timeout=300)
     return target
 

@@ -307,3 +307,53 @@ def test_abandon_and_adopt_call_pre_and_post_ops(
     heat.stacks.delete(adopted)
     wait_for_status(heat, adopted, "DELETE_COMPLETE")
     calls(heat, adopted, "DELETE")
+
+
+def test_an_update_shows_plugins_the_stored_and_the_new_stack(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(1))
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    heat.stacks.update(stack_id, template=none_stack(3))
+    wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    pre, post = calls(heat, stack_id, "UPDATE")
+
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    audit = [c for c in plugin_kiln.calls(stack_id)
+             if c["plugin"] == "audit" and c["action"] == "UPDATE" and c["phase"] == "pre"]
+    assert audit[0]["resources"] == ["r0"]
+    assert audit[0]["current_resources"] == ["r0", "r1", "r2"]
+
+
+def test_a_denied_update_changes_nothing_and_does_not_roll_back(heat: Any) -> None:
+    name, stack_id = create(heat, none_stack(1), tags="gate-deny-update",
+                            disable_rollback=False)
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    heat.stacks.update(stack_id, template=none_stack(2), tags="gate-deny-update")
+    stack = wait_for_status(heat, stack_id, "UPDATE_FAILED")
+    calls(heat, stack_id, "UPDATE")
+
+    assert stack.stack_status_reason == (
+        f"Lifecycle plugin gate pre-op UPDATE: deny: gate closed for {name}")
+    assert [r.resource_name for r in heat.resources.list(stack_id)] == ["r0"]
+    assert heat.stacks.template(stack_id)["resources"].keys() == {"r0"}
+
+
+def test_a_rolled_back_update_calls_rollback_pre_and_post_ops(heat: Any) -> None:
+    _, stack_id = create(heat, none_stack(1), disable_rollback=False)
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    calls(heat, stack_id, "CREATE")
+    failing = none_stack(1) + ("  bad:\n    type: OS::Heat::TestResource\n"
+                               "    properties: {fail: true}\n")
+    heat.stacks.update(stack_id, template=failing)
+    wait_for_status(heat, stack_id, "ROLLBACK_COMPLETE", timeout=60)
+    _, update_post = calls(heat, stack_id, "UPDATE")
+    pre, post = calls(heat, stack_id, "ROLLBACK")
+
+    assert {r["is_stack_failure"] for r in update_post} == {True}
+    assert [r["plugin"] for r in pre] == ORDER
+    assert [r["plugin"] for r in post] == ORDER[::-1]
+    assert {r["is_stack_failure"] for r in post} == {False}
+    assert [r.resource_name for r in heat.resources.list(stack_id)] == ["r0"]

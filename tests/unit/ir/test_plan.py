@@ -1,15 +1,21 @@
-"""engine.ir.plan: create follows the graph as written, delete follows it inverted."""
+"""engine.ir.plan: create follows the graph as written, delete follows it inverted, an
+update moves users before it cleans up or deletes what they used."""
 
 from __future__ import annotations
 
 from engine.ir.plan import (
+    CLEANUP,
     CREATE,
     DELETE,
+    ROLLBACK,
+    UPDATE,
     ExistingResource,
     Plan,
     PlannedStep,
     plan_create,
     plan_delete,
+    plan_stored,
+    plan_update,
 )
 from tests.unit.ir.conftest import Make
 
@@ -33,10 +39,10 @@ def test_plan_create_runs_the_graph_as_written(make: Make) -> None:
     plan = plan_create(make(CHAIN))
 
     assert plan == Plan(CREATE, (
-        PlannedStep("db", CREATE, frozenset({"net"})),
+        PlannedStep("db", CREATE, frozenset({("net", CREATE)})),
         PlannedStep("lone", CREATE, frozenset()),
         PlannedStep("net", CREATE, frozenset()),
-        PlannedStep("web", CREATE, frozenset({"db"})),
+        PlannedStep("web", CREATE, frozenset({("db", CREATE)})),
     ))
 
 
@@ -52,9 +58,9 @@ def test_plan_delete_inverts_the_graph() -> None:
     plan = plan_delete(stored(web={"db"}, db={"net"}, net=set(), lone=set()))
 
     assert plan == Plan(DELETE, (
-        PlannedStep("db", DELETE, frozenset({"web"})),
+        PlannedStep("db", DELETE, frozenset({("web", DELETE)})),
         PlannedStep("lone", DELETE, frozenset()),
-        PlannedStep("net", DELETE, frozenset({"db"})),
+        PlannedStep("net", DELETE, frozenset({("db", DELETE)})),
         PlannedStep("web", DELETE, frozenset()),
     ))
 
@@ -63,14 +69,15 @@ def test_plan_delete_waits_for_every_user() -> None:
     plan = plan_delete(stored(a={"shared"}, b={"shared"}, shared=set()))
 
     steps = {step.resource: step.requires for step in plan.steps}
-    assert steps == {"a": frozenset(), "b": frozenset(), "shared": frozenset({"a", "b"})}
+    assert steps == {"a": frozenset(), "b": frozenset(),
+                     "shared": frozenset({("a", DELETE), ("b", DELETE)})}
 
 
 def test_plan_delete_ignores_requirements_that_are_not_stored() -> None:
     plan = plan_delete(stored(web={"db", "gone"}, db=set()))
 
     assert [(s.resource, s.requires) for s in plan.steps] == [
-        ("db", frozenset({"web"})),
+        ("db", frozenset({("web", DELETE)})),
         ("web", frozenset()),
     ]
 
@@ -79,9 +86,72 @@ def test_create_then_delete_of_the_same_stack_are_mirror_images(make: Make) -> N
     stack = make(CHAIN)
     created = plan_create(stack)
 
-    deleted = plan_delete({s.resource: ExistingResource(s.resource, s.requires)
+    deleted = plan_delete({s.resource: ExistingResource(s.resource,
+                                                        frozenset(r for r, _ in s.requires))
                            for s in created.steps})
 
-    waits_on_create = {(s.resource, r) for s in created.steps for r in s.requires}
-    waits_on_delete = {(r, s.resource) for s in deleted.steps for r in s.requires}
+    waits_on_create = {(s.resource, r) for s in created.steps for r, _ in s.requires}
+    waits_on_delete = {(r, s.resource) for s in deleted.steps for r, _ in s.requires}
     assert waits_on_create == waits_on_delete == {("web", "db"), ("db", "net")}
+
+
+UPDATED = """\
+heat_template_version: rocky
+resources:
+  web:
+    type: Test::Plain
+    properties: {value: {get_attr: [db, value]}}
+  db:
+    type: Test::Plain
+  cache:
+    type: Test::Plain
+    properties: {value: {get_attr: [db, value]}}
+"""
+
+
+def test_plan_update_moves_users_before_cleaning_up_and_deleting(make: Make) -> None:
+    # Stored: web -> db -> net, lone. New: web -> db, cache -> db; net and lone removed.
+    old = stored(web={"db"}, db={"net"}, net=set(), lone=set())
+    plan = plan_update(make(UPDATED), old)
+
+    steps = {step.key: step.requires for step in plan.steps}
+    assert plan.action == UPDATE
+    assert steps == {
+        ("cache", CREATE): {("db", UPDATE)},
+        ("db", UPDATE): frozenset(),
+        ("web", UPDATE): {("db", UPDATE)},
+        # a kept resource's leftover goes once it and all its users have moved on
+        ("db", CLEANUP): {("db", UPDATE), ("web", UPDATE), ("cache", CREATE)},
+        ("web", CLEANUP): {("web", UPDATE)},
+        # removed ones go once their old users no longer need them
+        ("net", DELETE): {("db", UPDATE)},
+        ("lone", DELETE): frozenset(),
+    }
+
+
+def test_plan_update_cleans_up_a_removed_resource_that_holds_a_replaced_one(
+        make: Make) -> None:
+    old = {"db": ExistingResource("db", frozenset()),
+           "gone": ExistingResource("gone", frozenset(), replaced=True)}
+    plan = plan_update(make(UPDATED.split("  web:")[0] + "  db:\n    type: Test::Plain\n"),
+                       old)
+
+    assert {step.key for step in plan.steps} == {
+        ("db", UPDATE), ("db", CLEANUP), ("gone", DELETE), ("gone", CLEANUP)}
+
+
+def test_plan_stored_delete_also_cleans_up_replaced_resources() -> None:
+    old = {"a": ExistingResource("a", frozenset({"b"}), replaced=True),
+           "b": ExistingResource("b", frozenset())}
+    plan = plan_stored(old, DELETE)
+
+    assert {step.key: step.requires for step in plan.steps} == {
+        ("a", DELETE): frozenset(), ("a", CLEANUP): frozenset(),
+        ("b", DELETE): {("a", DELETE)}}
+
+
+def test_a_rollback_of_a_create_is_a_delete_under_another_name() -> None:
+    plan = plan_stored(stored(a={"b"}, b=set()), ROLLBACK, DELETE)
+
+    assert plan.action == ROLLBACK
+    assert {step.key for step in plan.steps} == {("a", DELETE), ("b", DELETE)}

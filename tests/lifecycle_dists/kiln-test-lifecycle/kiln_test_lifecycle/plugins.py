@@ -39,7 +39,9 @@ class _Recording(LifecyclePlugin):
     def do_pre_op(self, cnxt: Any, stack: Any, current_stack: Any = None,
                   action: Any = None) -> Warn | None:
         _log(self.name, "pre", stack, action, tenant=cnxt.tenant_id,
-             resources=sorted(stack.resources))
+             resources=sorted(stack.resources),
+             current_resources=None if current_stack is None
+             else sorted(current_stack.resources))
         return self.decide(stack, str(action))
 
     def do_post_op(self, cnxt: Any, stack: Any, current_stack: Any = None, action: Any = None,

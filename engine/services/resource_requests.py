@@ -1,0 +1,138 @@
+"""Requests on one resource of a stack: its metadata, mark-unhealthy, and signals.
+
+Mark-unhealthy is the one write here. It changes only the resource row (Heat's
+``CHECK_FAILED`` and back to ``CHECK_COMPLETE``) and records an event; the next update
+replaces an unhealthy resource. Signals are refused: no resource type of Kiln takes one.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from engine.db import queries
+from engine.db.models import Resource, Stack
+from engine.errors import (
+    BadRequest,
+    KilnError,
+    NotSupported,
+    PhysicalResourceIDAmbiguity,
+    ResourceActionNotSupported,
+    ResourceNotAvailable,
+    ResourceNotFound,
+)
+from engine.ir.build import StaticScope
+from engine.template.functions import Deferred, parse_value, resolve
+from engine.template.parameters import redact
+from engine.template.parse import from_data
+from engine.template.versions import HOT_KEY, find_hot_version
+
+MARK_UNHEALTHY = "mark_unhealthy"
+STATUS_REASON = "resource_status_reason"
+DEFAULT_UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
+# Actions during which a resource refuses any signal, as in Heat.
+NO_SIGNAL_ACTIONS = ("SUSPEND", "DELETE")
+
+
+# --- metadata ---------------------------------------------------------------------------
+
+
+def static_metadata(template: Mapping[str, Any], metadata: Any,
+                    parameters: Mapping[str, Any], secrets: tuple[str, ...]) -> Any:
+    """A resource's template metadata with every function that needs only parameters
+    evaluated; a function that needs a resource (``get_resource``, ``get_attr``) stays as
+    written, its arguments evaluated where they can be. Hidden values are masked."""
+    version = find_hot_version(template.get(HOT_KEY))
+    if version is None:
+        return redact(metadata, secrets)
+    doc = from_data(template)
+    scope = StaticScope(parameters)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            if len(value) == 1:
+                (key, argument), = value.items()
+                if key in version.functions:
+                    try:
+                        return resolve(parse_value(doc, value, (), version), scope)
+                    except (Deferred, KilnError):
+                        return {key: walk(argument)}
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    return redact(walk(metadata), secrets)
+
+
+# --- mark unhealthy ---------------------------------------------------------------------
+
+
+def mark_unhealthy_request(body: Mapping[str, Any]) -> tuple[bool, str]:
+    """(unhealthy, reason) from a PATCH body, refused with Heat's messages."""
+    unknown = set(body) - {MARK_UNHEALTHY, STATUS_REASON}
+    if unknown:
+        shown = "{" + ", ".join(repr(key) for key in sorted(unknown)) + "}"
+        raise BadRequest(reason=f"Invalid keys in resource mark unhealthy {shown}")
+    if MARK_UNHEALTHY not in body:
+        raise BadRequest(reason=f"Missing mandatory ({MARK_UNHEALTHY}) key from mark "
+                                "unhealthy request")
+    value = body[MARK_UNHEALTHY]
+    if str(value).lower() not in ("true", "false"):
+        raise BadRequest(reason=f'Unrecognized value "{value}" for "{MARK_UNHEALTHY}", '
+                                "acceptable values are: true, false.")
+    reason = body.get(STATUS_REASON)
+    return str(value).lower() == "true", str(reason) if reason else DEFAULT_UNHEALTHY_REASON
+
+
+def find_resource(rows: Sequence[Resource], stack_name: str, name_or_physical_id: str
+                  ) -> Resource:
+    """The resource named so, else the one whose physical id it is."""
+    for row in rows:
+        if row.name == name_or_physical_id:
+            return row
+    matches = [row for row in rows if row.physical_id == name_or_physical_id]
+    if len(matches) > 1:
+        raise PhysicalResourceIDAmbiguity(phys_id=name_or_physical_id)
+    if not matches:
+        raise ResourceNotFound(resource_name=name_or_physical_id, stack_name=stack_name)
+    return matches[0]
+
+
+def mark_unhealthy(session: Any, stack: Stack, row: Resource, unhealthy: bool, reason: str,
+                   now: datetime.datetime) -> None:
+    """Heat's rules: unhealthy -> CHECK_FAILED unless the resource is being (or was)
+    deleted; healthy -> CHECK_COMPLETE only from CHECK_FAILED; anything else changes
+    nothing. An event is written when the state changes."""
+    before = (row.action, row.status)
+    if unhealthy and row.action != "DELETE":
+        after = ("CHECK", "FAILED")
+    elif not unhealthy and before == ("CHECK", "FAILED"):
+        after = ("CHECK", "COMPLETE")
+    else:
+        return
+    row.action, row.status = after
+    row.status_reason, row.updated_at = reason, now
+    if after != before:
+        queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                          physical_resource_id=row.physical_id or "", resource_type=row.type,
+                          action=row.action, status=row.status, reason=reason, now=now)
+
+
+# --- signals ----------------------------------------------------------------------------
+
+
+def refuse_signal(stack: Stack, rows: Sequence[Resource], resource_name: str) -> NoReturn:
+    """Why the signal cannot be delivered, in Heat's order: an unknown resource (404),
+    one not created yet (404), one suspended or deleted (400), and otherwise the type
+    takes no signals (400) -- true of every resource type Kiln has."""
+    row = next((r for r in rows if r.name == resource_name), None)
+    template = stack.template if isinstance(stack.template, Mapping) else {}
+    if row is None and resource_name not in (template.get("resources") or {}):
+        raise ResourceNotFound(resource_name=resource_name, stack_name=stack.name)
+    if row is None or row.action == "INIT":
+        raise ResourceNotAvailable(resource_name=resource_name)
+    if row.action in NO_SIGNAL_ACTIONS:
+        raise NotSupported(feature=f"Signal resource during {row.action}")
+    raise ResourceActionNotSupported(action="signal")

@@ -1,0 +1,53 @@
+"""What an update step does to its resource, decided with live property values.
+
+Pure: the caller hands in the stored resource and the new definition. The decision is
+stored with the step (``steps.resource_action``) the first time it is made, so a step
+resumed by another worker does the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+NONE, CREATE, UPDATE, REPLACE, RESTORE = "NONE", "CREATE", "UPDATE", "REPLACE", "RESTORE"
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    type: str
+    properties: Mapping[str, Any] | None
+    physical_id: str | None
+    action: str
+    status: str
+    replaced: Mapping[str, Any] | None
+
+
+def decide(stored: Stored, new_type: str, new_properties: Mapping[str, Any],
+           needs_replacement: Callable[[Mapping[str, Any]], bool],
+           rolling_back: bool) -> str:
+    if stored.properties is None and stored.physical_id is None:
+        return CREATE  # never created (added by an update that failed before it)
+    if (rolling_back and stored.replaced is not None
+            and stored.replaced.get("type") == new_type
+            and stored.replaced.get("properties") == dict(new_properties)):
+        return RESTORE  # the resource this one replaced still exists: take it back
+    if stored.type != new_type:
+        return REPLACE
+    # A failed create or a mark-unhealthy is replaced; a failed update is replaced too,
+    # except by the rollback, which changes it back in place to keep its physical id.
+    unhealthy = stored.status == "FAILED" and (
+        stored.action in ("CREATE", "CHECK") or not rolling_back)
+    diff = prop_diff(stored.properties or {}, new_properties)
+    if not diff:
+        return REPLACE if unhealthy else NONE
+    if unhealthy or needs_replacement(diff):
+        return REPLACE
+    return UPDATE
+
+
+def prop_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The properties whose values differ, with their new values (None when removed)."""
+    return {key: new.get(key) for key in sorted(set(old) | set(new))
+            if old.get(key) != new.get(key)}

@@ -1,1 +1,0 @@
-"""Declares no LicenceCheck: the entry point cannot be loaded."""
