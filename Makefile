@@ -36,3 +36,4 @@ sample-config: $(BIN)/python
 benchmark: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/python tests/benchmarks/run.py
+	$(BIN)/python tests/benchmarks/lifecycle.py
