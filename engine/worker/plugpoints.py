@@ -136,7 +136,8 @@ class Plugpoints:
                 "FAILED" if record.is_stack_failure else "COMPLETE")
             queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
                               physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
-                              action=record.action, status=status, reason=record.summary(),
+                              action=record.action, status=status,
+                              reason=f"{record.summary()} ({record.duration_ms} ms)",
                               now=now, lifecycle=record.as_dict())
 
     def _renew(self, operation_id: str) -> None:

@@ -252,9 +252,11 @@ def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
     assert recorded[1]["message"] == "second is big"
     events = stacks.list_events(ctx, name, stack_id, EventQuery(ascending=True))
     warned = next(e for e in events if e.lifecycle and e.lifecycle["verdict"] == "warn")
-    assert (warned.resource_type, warned.action, warned.status, warned.reason) == (
-        "Kiln::LifecyclePlugin", "CREATE", "IN_PROGRESS",
-        "Lifecycle plugin b pre-op CREATE: warn: second is big")
+    assert (warned.resource_type, warned.action, warned.status) == (
+        "Kiln::LifecyclePlugin", "CREATE", "IN_PROGRESS")
+    assert warned.reason == (
+        f"Lifecycle plugin b pre-op CREATE: warn: second is big "
+        f"({warned.lifecycle['duration_ms']} ms)")
     [operation] = operations(db, stack_id)
     assert (operation.state, operation.lease_owner) == (OP_COMPLETE, None)
 
