@@ -59,6 +59,7 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
         app.add_route(T + "/stacks/{stack_name}/" + suffix,
                       stacks.StackLookup(stack_service, "/" + suffix))
     app.add_route(STACK, stacks.StackItem(stack_service))
+    app.add_route(STACK + "/preview", stacks.StackUpdatePreview(stack_service))
     app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
     app.add_route(STACK + "/environment", stacks.StackEnvironment(stack_service))
     app.add_route(STACK + "/files", stacks.StackFiles(stack_service))

@@ -8,6 +8,7 @@ from typing import Any
 from engine.schema import AllowedPattern, AllowedValues, Length, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
 from engine.services.stacks import StackPreview, TemplateValidation
+from engine.services.update_preview import UpdatePreview
 from engine.template.parameters import ParameterSchema
 
 
@@ -162,6 +163,31 @@ def stack_preview(base: str, preview: StackPreview) -> dict[str, Any]:
     } for res in preview.resources]
     doc["lifecycle"] = preview.lifecycle  # Kiln's addition
     return doc
+
+
+def update_preview(preview: UpdatePreview) -> dict[str, Any]:
+    """Heat's ``resource_changes``, each item in the engine's raw resource format (no
+    ``properties``, unlike stack preview); plus Kiln's ``lifecycle`` verdicts."""
+    identity = {"tenant": preview.tenant_id, "stack_name": preview.stack_name,
+                "stack_id": preview.stack_id}
+    changes = {category: [{
+        "resource_name": res.name,
+        "resource_type": res.type,
+        "resource_action": res.action,
+        "resource_status": res.status,
+        "resource_status_reason": res.status_reason,
+        "physical_resource_id": res.physical_id,
+        "creation_time": timestamp(res.created_at),
+        "updated_time": timestamp(res.updated_at),
+        "required_by": res.required_by,
+        "description": res.description,
+        "metadata": res.metadata,
+        "attributes": res.attributes,
+        "resource_identity": {**identity, "path": f"/resources/{res.name}"},
+        "stack_identity": {**identity, "path": ""},
+        "stack_name": preview.stack_name,
+    } for res in items] for category, items in preview.changes.items()}
+    return {"resource_changes": changes, "lifecycle": preview.lifecycle}  # Kiln's addition
 
 
 def template_validation(result: TemplateValidation) -> dict[str, Any]:

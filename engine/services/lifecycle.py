@@ -12,7 +12,7 @@ from engine.context import RequestContext
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import Call, dry_run
-from engine.lifecycle.snapshot import StackFacts, stack_view
+from engine.lifecycle.snapshot import ResourceFacts, StackFacts, stack_view
 from engine.template.parameters import hidden_values
 
 LOG = logging.getLogger(__name__)
@@ -50,6 +50,16 @@ class ProposedStack:
     disable_rollback: bool = True
 
 
+@dataclasses.dataclass(frozen=True)
+class UpdateTarget:
+    """The new side of an update, for a dry run of it."""
+
+    stack: StackFacts  # the new definition
+    ir: ResolvedStack
+    stored: Mapping[str, ResourceFacts]  # the resources as they are
+    stored_secrets: tuple[str, ...]  # hidden values of the stored definition
+
+
 class LifecycleService:
     def __init__(self, plugins: LifecycleRegistry) -> None:
         self._plugins = plugins
@@ -82,12 +92,22 @@ class LifecycleService:
             reports.append(item)
         return reports
 
-    def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack,
-                action: str = "CREATE") -> list[dict[str, Any]]:
-        """The verdict every plugin would give, reserving nothing."""
-        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
-        view = stack_view(stack, action=action, ir=ir, stored={}, secrets=secrets,
+    def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack | None,
+                action: str = "CREATE", *, current: UpdateTarget | None = None
+                ) -> list[dict[str, Any]]:
+        """The verdict every plugin would give, reserving nothing. An update passes
+        ``current`` (the new side); ``stack`` is then the stored definition, and the
+        plugins see both as the update's pre-op will."""
+        if current is not None:
+            secrets = current.stored_secrets
+        else:
+            secrets = hidden_values(ir.parameter_schemas, ir.parameters) if ir else ()
+        stored = current.stored if current is not None else {}
+        view = stack_view(stack, action=action, ir=ir, stored=stored, secrets=secrets,
                           dry_run=True)
-        return [record.as_dict()
-                for record in dry_run(self._plugins.plugins,
-                                      Call(context=ctx, stack=view, action=action))]
+        current_view = None if current is None else stack_view(
+            current.stack, action=action, ir=current.ir, stored=stored, dry_run=True,
+            target=True, secrets=hidden_values(current.ir.parameter_schemas,
+                                               current.ir.parameters))
+        call = Call(context=ctx, stack=view, action=action, current_stack=current_view)
+        return [record.as_dict() for record in dry_run(self._plugins.plugins, call)]

@@ -18,11 +18,16 @@ from engine.db.states import STACK_ACTION
 from engine.errors import ActionInProgress, EntityNotFound
 
 
+def request_context(ctx: RequestContext) -> dict[str, Any]:
+    """The requester, as stored with an operation for its lifecycle calls."""
+    return {"tenant_id": ctx.tenant_id, "token_tenant_id": ctx.token_tenant_id,
+            "role": ctx.role, "request_id": ctx.request_id, "username": ctx.username}
+
+
 def new_operation(ctx: RequestContext, stack_id: str, action: str, now: datetime.datetime,
                   timeout_seconds: int, payload: Any = None) -> Operation:
-    context = {"tenant_id": ctx.tenant_id, "token_tenant_id": ctx.token_tenant_id,
-               "role": ctx.role, "request_id": ctx.request_id, "username": ctx.username}
-    return operations.new_operation(context, stack_id, action, now, timeout_seconds, payload)
+    return operations.new_operation(request_context(ctx), stack_id, action, now,
+                                    timeout_seconds, payload)
 
 
 def start_operation(session: Any, ctx: RequestContext, name: str, stack_id: str,

@@ -34,11 +34,11 @@ from engine.errors import (
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services import listing, resource_requests
+from engine.services import listing, resource_requests, update_preview
 from engine.services.adopt import adopt_request
 from engine.services.attributes import read_attributes
-from engine.services.lifecycle import LifecycleService, ProposedStack
-from engine.services.operations import new_operation, start_operation
+from engine.services.lifecycle import LifecycleService, ProposedStack, UpdateTarget
+from engine.services.operations import new_operation, request_context, start_operation
 from engine.services.records import (
     EventRecord,
     ResourceRecord,
@@ -279,10 +279,59 @@ class StackService:
             stack.tags, stack.timeout_mins = new.stack.tags, new.stack.timeout_mins
             stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
 
+    def preview_update(self, ctx: RequestContext, name: str, stack_id: str,
+                       body: Mapping[str, Any], *, patch: bool,
+                       decide: update_preview.Decide) -> update_preview.UpdatePreview:
+        """What ``update`` with the same request would do to each resource, decided as
+        its steps decide (``update_preview``), and each lifecycle plugin's verdict on it.
+        Nothing is stored or reserved. Bad input fails as update does; as in Heat, a busy
+        or suspended stack may be previewed. ``decide`` is the worker's decision."""
+        with self._db.read() as session:
+            stack = self._stack(session, ctx, name, stack_id)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            rows = queries.list_resources(session, stack.id)
+        new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
+                                             patch=patch), stack.name, stack.id)
+        stored_ir = self._ir(stack)
+        old_secrets = update_preview.stored_secrets(stack, stored_ir)
+        secrets = tuple(sorted({*old_secrets, *hidden_values(new.ir.parameter_schemas,
+                                                              new.ir.parameters)},
+                               key=len, reverse=True))
+        changes = update_preview.resource_changes(
+            stack, rows, stored_ir, new.ir, new.stack.template, self._registry, self._clock,
+            decide, secrets)
+        verdicts: list[dict[str, Any]] = []
+        if self._lifecycle is not None:
+            previous, target = update_preview.pre_op_stacks(stack, new.stack)
+            verdicts = redact(self._lifecycle.dry_run(
+                ctx, previous, stored_ir, "UPDATE", current=UpdateTarget(
+                    target, new.ir, {row.name: row for row in rows}, old_secrets)), secrets)
+        return update_preview.UpdatePreview(
+            stack_id=stack.id, stack_name=stack.name, tenant_id=stack.tenant_id,
+            changes=changes, lifecycle=verdicts)
+
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
+        """Delete; a stack busy with another operation has it cancelled first (without
+        rollback), as Heat's delete does, and the delete follows it."""
         with self._db.transaction() as session:
-            start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
-                            self._limits.default_timeout_seconds)
+            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            running = (queries.unfinished_operation(session, stack.id)
+                       if stack.status == "IN_PROGRESS" and stack.deleted_at is None
+                       else None)
+            if running is None or running.action in ("DELETE", "ABANDON"):
+                start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
+                                self._limits.default_timeout_seconds)
+                return
+            now = self._clock()
+            timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
+            running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
+                "action": "DELETE", "context": request_context(ctx),
+                "timeout_seconds": timeout}}
+            running.deadline_at = now  # a worker ends it now (see OperationDriver._time_out)
+            stack.action, stack.status = "DELETE", "IN_PROGRESS"
+            stack.status_reason = "Stack DELETE started"
+            queries.add_stack_event(session, stack, now)
 
     # --- stack reads --------------------------------------------------------------------
 

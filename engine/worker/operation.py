@@ -284,11 +284,20 @@ class OperationDriver:
         """Write the final stack state and its event; close the operation."""
         # Heat has no ABANDON stack state: an abandoned stack ends as deleted.
         action = STACK_ACTION.get(operation.action, operation.action)
-        stack.action, stack.status, stack.status_reason = action, status, reason
-        queries.add_stack_event(session, stack, now)
-        # finished_at frees the stack for its next operation; that one still waits for
-        # the post-ops (see leases.claim_operations).
+        # finished_at frees the stack for its next operation (written first: the
+        # one-unfinished-operation index must see it before a follow-up is inserted);
+        # that one still waits for the post-ops (see leases.claim_operations).
         operation.finished_at = now
+        session.flush()
+        follow_up = (operation.payload or {}).get("then")
+        if follow_up:
+            # A delete cancelled this operation: the stack already shows the delete,
+            # which starts now (after this operation's post-ops).
+            session.add(new_operation(follow_up["context"], stack.id, follow_up["action"],
+                                      now, int(follow_up["timeout_seconds"])))
+        else:
+            stack.action, stack.status, stack.status_reason = action, status, reason
+            queries.add_stack_event(session, stack, now)
         operation.lifecycle = {**operation.lifecycle, "outcome": status}
         if operation.lifecycle.get("post_order"):
             operation.state = OP_NOTIFYING

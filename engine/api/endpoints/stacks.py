@@ -19,6 +19,7 @@ from engine.api.requests import (
 )
 from engine.errors import GlobalTenantForbidden
 from engine.services.stacks import StackQuery, StackService
+from engine.worker.update_decision import decide
 
 LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
                 "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
@@ -144,6 +145,31 @@ class StackItem:
                   stack_name: str, stack_id: str) -> None:
         self._stacks.delete(context(req), stack_name, stack_id)
         resp.status = falcon.HTTP_204
+
+
+class StackUpdatePreview:
+    """``PUT|PATCH /stacks/{name}/{id}/preview``: what the same update would do to each
+    resource (Heat's ``resource_changes``), plus each lifecycle plugin's dry-run
+    verdict; nothing is stored. The worker's decision function is handed to the service
+    here, because the service layer may not import the worker."""
+
+    def __init__(self, stacks: StackService) -> None:
+        self._stacks = stacks
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+               stack_name: str, stack_id: str) -> None:
+        self._preview(req, resp, stack_name, stack_id, patch=False)
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
+                 stack_name: str, stack_id: str) -> None:
+        self._preview(req, resp, stack_name, stack_id, patch=True)
+
+    def _preview(self, req: falcon.Request, resp: falcon.Response, stack_name: str,
+                 stack_id: str, *, patch: bool) -> None:
+        flag(req, "show_nested")  # checked as Heat checks it; Kiln has no nested stacks
+        preview = self._stacks.preview_update(context(req), stack_name, stack_id,
+                                              json_body(req), patch=patch, decide=decide)
+        resp.media = views.update_preview(preview)
 
 
 class StackTemplate:

@@ -36,7 +36,7 @@ heat_template_version: 2018-08-31
 resources:
   slow:
     type: OS::Heat::TestResource
-    properties: {wait_secs: 30}
+    properties: {action_wait_secs: {create: 30}}
 """
 
 
@@ -163,3 +163,21 @@ def test_adopt_data_that_does_not_parse_is_a_400(heat: Any) -> None:
         heat.stacks.create(stack_name=unique("bad"), adopt_stack_data="{not: [json")
     with pytest.raises(heat_exc.HTTPBadRequest, match="Invalid adopt data: it has no template"):
         heat.stacks.create(stack_name=unique("bad"), adopt_stack_data='{"resources": {}}')
+
+
+def test_deleting_a_stack_being_created_cancels_the_create_then_deletes(heat: Any) -> None:
+    _, stack_id = create(heat, SLOW)
+    deadline = time.monotonic() + 20
+    while statuses(heat, stack_id) != {"slow": "CREATE_IN_PROGRESS"}:
+        assert time.monotonic() < deadline, statuses(heat, stack_id)
+        time.sleep(0.1)
+
+    heat.stacks.delete(stack_id)
+    assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    reasons = [e.resource_status_reason for e in heat.events.list(stack_id, sort_dir="asc")
+               if e.resource_name == "slow"]
+    assert "CREATE aborted" in reasons
+    # a delete of a stack already being deleted is refused
+    with pytest.raises(heat_exc.HTTPNotFound):
+        heat.stacks.delete(stack_id)

@@ -357,3 +357,24 @@ def test_a_rolled_back_update_calls_rollback_pre_and_post_ops(heat: Any) -> None
     assert [r["plugin"] for r in post] == ORDER[::-1]
     assert {r["is_stack_failure"] for r in post} == {False}
     assert [r.resource_name for r in heat.resources.list(stack_id)] == ["r0"]
+
+
+def test_a_create_cancelled_by_a_delete_tells_its_post_ops_then_deletes(heat: Any) -> None:
+    template = ("heat_template_version: 2018-08-31\nresources:\n"
+                "  slow:\n    type: OS::Heat::TestResource\n"
+                "    properties: {action_wait_secs: {create: 30}}\n")
+    _, stack_id = create(heat, template)
+    deadline = time.monotonic() + 20
+    while [r.resource_status for r in heat.resources.list(stack_id)] != [
+            "CREATE_IN_PROGRESS"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    _, create_post = calls(heat, stack_id, "CREATE")
+    delete_pre, delete_post = calls(heat, stack_id, "DELETE")
+
+    assert [r["plugin"] for r in create_post] == ORDER[::-1]
+    assert {r["is_stack_failure"] for r in create_post} == {True}
+    assert [r["plugin"] for r in delete_pre] == ORDER
+    assert {r["is_stack_failure"] for r in delete_post} == {False}
