@@ -144,11 +144,12 @@ def start_all(state_path: pathlib.Path, database_url: str | None, **extra_env: s
     return Kiln(url, env, [process])
 
 
-def start_split(state_path: pathlib.Path, database_url: str, engines: int = 1) -> Kiln:
+def start_split(state_path: pathlib.Path, database_url: str, engines: int = 1,
+                **extra_env: str) -> Kiln:
     """kiln-api under gunicorn plus separate kiln-engine processes."""
     state_path.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    env = kiln_environment(state_path, database_url, port)
+    env = kiln_environment(state_path, database_url, port, **extra_env)
     manage(env, "db", "upgrade")
     processes = [Process([str(BIN / "kiln-api")], env, state_path / "kiln-api.log")]
     processes += [Process([str(BIN / "kiln-engine")], env, state_path / f"kiln-engine-{i}.log")

@@ -87,20 +87,36 @@ class PluginKiln:
         return [call for call in map(json.loads, lines) if call["stack_id"] == stack_id]
 
 
+def plugin_environment(root: pathlib.Path, site: pathlib.Path) -> dict[str, str]:
+    """Kiln's environment for the plugin tests: the test package on the path, the
+    built-ins configured from files, the hang plugin timed out after 1 s."""
+    (root / "policy.yaml").write_text(POLICY)
+    (root / "inventory.yaml").write_text(INVENTORY)
+    env = with_path({}, site, root / "cache")
+    return {"PYTHONPATH": env["PYTHONPATH"], "XDG_CACHE_HOME": env["XDG_CACHE_HOME"],
+            "KILN_TEST_LIFECYCLE_LOG": str(root / "calls.jsonl"),
+            "OS_LIFECYCLE_PLUGINS__PLUGIN_TIMEOUT_SECONDS": "hang:1",
+            "OS_LIFECYCLE_POLICY__RULES_FILE": str(root / "policy.yaml"),
+            "OS_LIFECYCLE_PLACEMENT__INVENTORY_FILE": str(root / "inventory.yaml")}
+
+
 @pytest.fixture(scope="module")
 def plugin_kiln(tmp_path_factory: pytest.TempPathFactory,
                 test_plugins_site: pathlib.Path) -> Iterator[PluginKiln]:
     root = tmp_path_factory.mktemp("kiln-lifecycle")
-    (root / "policy.yaml").write_text(POLICY)
-    (root / "inventory.yaml").write_text(INVENTORY)
-    calls_log = root / "calls.jsonl"
-    env = with_path({}, test_plugins_site, root / "cache")
-    kiln = servers.start_all(
-        root / "state", None,
-        PYTHONPATH=env["PYTHONPATH"], XDG_CACHE_HOME=env["XDG_CACHE_HOME"],
-        KILN_TEST_LIFECYCLE_LOG=str(calls_log),
-        OS_LIFECYCLE_PLUGINS__PLUGIN_TIMEOUT_SECONDS="hang:1",
-        OS_LIFECYCLE_POLICY__RULES_FILE=str(root / "policy.yaml"),
-        OS_LIFECYCLE_PLACEMENT__INVENTORY_FILE=str(root / "inventory.yaml"))
-    yield PluginKiln(kiln, calls_log)
+    kiln = servers.start_all(root / "state", None,
+                             **plugin_environment(root, test_plugins_site))
+    yield PluginKiln(kiln, root / "calls.jsonl")
+    kiln.stop()
+
+
+@pytest.fixture(scope="module")
+def plugin_kiln_postgresql(tmp_path_factory: pytest.TempPathFactory,
+                           test_plugins_site: pathlib.Path,
+                           postgresql_url: str) -> Iterator[PluginKiln]:
+    """kiln-api and two kiln-engine processes on PostgreSQL, plugins as above."""
+    root = tmp_path_factory.mktemp("kiln-lifecycle-pg")
+    kiln = servers.start_split(root / "state", postgresql_url, engines=2,
+                               **plugin_environment(root, test_plugins_site))
+    yield PluginKiln(kiln, root / "calls.jsonl")
     kiln.stop()
