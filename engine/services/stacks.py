@@ -265,13 +265,8 @@ class StackService:
             if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
                 raise BadRequest(reason="Updating a stack when it is suspended is not "
                                         "supported.")
-            stored = {"stack_name": stack.name, "template": stack.template,
-                      "parameters": stack.parameters, "environment": stack.environment,
-                      "files": stack.files, "tags": stack.tags,
-                      "timeout_mins": stack.timeout_mins,
-                      "disable_rollback": stack.disable_rollback}
-            new = self._propose(ctx, update_body(stored, body, patch=patch), stack.name,
-                                stack.id)
+            new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
+                                                 patch=patch), stack.name, stack.id)
             payload = {"previous": _definition(stack), "target": _definition(new.stack)}
             start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
                             self._limits.default_timeout_seconds, payload,
@@ -280,12 +275,12 @@ class StackService:
             stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
 
     def preview_update(self, ctx: RequestContext, name: str, stack_id: str,
-                       body: Mapping[str, Any], *, patch: bool,
-                       decide: update_preview.Decide) -> update_preview.UpdatePreview:
+                       body: Mapping[str, Any], *, patch: bool
+                       ) -> update_preview.UpdatePreview:
         """What ``update`` with the same request would do to each resource, decided as
         its steps decide (``update_preview``), and each lifecycle plugin's verdict on it.
         Nothing is stored or reserved. Bad input fails as update does; as in Heat, a busy
-        or suspended stack may be previewed. ``decide`` is the worker's decision."""
+        or suspended stack may be previewed."""
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
@@ -300,7 +295,7 @@ class StackService:
                                key=len, reverse=True))
         changes = update_preview.resource_changes(
             stack, rows, stored_ir, new.ir, new.stack.template, self._registry, self._clock,
-            decide, secrets)
+            secrets)
         verdicts: list[dict[str, Any]] = []
         if self._lifecycle is not None:
             previous, target = update_preview.pre_op_stacks(stack, new.stack)

@@ -17,8 +17,6 @@ A property whose value is not known counts as changed (:data:`UNKNOWN` equals no
 so the decision errs towards more disturbance, never less: updated rather than
 unchanged, replaced when the type cannot change that property in place.
 
-The decision function lives with the worker, which this layer may not import: the API
-passes it in.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from engine.ir.build import properties_for_runtime, pseudo_parameters
 from engine.ir.graph import topological_order
 from engine.ir.model import ResolvedStack, ResourceNode
 from engine.ir.plan import CREATE, DELETE, UPDATE, ExistingResource, plan_update
+from engine.ir.update_decision import Stored, decide
 from engine.lifecycle.snapshot import Redefined
 from engine.resources.base import Resource, Runtime
 from engine.resources.registry import ResourceTypeRegistry
@@ -45,9 +44,6 @@ from engine.template.functions import Deferred, resolve
 from engine.template.parameters import hidden_names, hidden_values, redact
 
 Clock = Callable[[], datetime.datetime]
-#: ``engine.worker.update_decision.decide``: (stored, new type, new properties,
-#: needs_replacement, rolling_back) -> NONE | CREATE | UPDATE | REPLACE | RESTORE.
-Decide = Callable[..., str]
 RuntimeFor = Callable[[str], Runtime]
 
 # The keys of Heat's ``resource_changes``, in the order Heat's clients list them.
@@ -132,8 +128,7 @@ class UpdatePreview:
 
 
 def categorise(target: ResolvedStack, stored: Mapping[str, StoredFacts],
-               types: ResourceTypeRegistry, runtime_for: RuntimeFor,
-               decide: Decide) -> dict[str, str]:
+               types: ResourceTypeRegistry, runtime_for: RuntimeFor) -> dict[str, str]:
     """Each resource's category (a key of ``resource_changes``), by name: of the new
     template's resources and of the stored ones it drops."""
     plan = plan_update(target, {name: ExistingResource(name, res.requires,
@@ -150,13 +145,13 @@ def categorise(target: ResolvedStack, stored: Mapping[str, StoredFacts],
             decisions[name] = "CREATE"
         else:
             decisions[name] = _decide(target.resources[name], stored[name], types, scope,
-                                      runtime_for, decide)
+                                      runtime_for)
         found[name] = CATEGORY[decisions[name]]
     return found
 
 
 def _decide(node: ResourceNode, stored: StoredFacts, types: ResourceTypeRegistry,
-            scope: _PreviewScope, runtime_for: RuntimeFor, decide: Decide) -> str:
+            scope: _PreviewScope, runtime_for: RuntimeFor) -> str:
     cls = types.get(node.type_name)  # the new IR was built: every type exists
     properties = _evaluate(node, cls, scope)
     probe = cls(node.name, properties, runtime_for(node.name))
@@ -167,7 +162,9 @@ def _decide(node: ResourceNode, stored: StoredFacts, types: ResourceTypeRegistry
         except Exception:  # noqa: BLE001 -- plugin code, maybe handed UNKNOWN: assume the worst
             return True
 
-    return decide(stored, node.type_name, properties, needs_replacement, False)
+    state = Stored(stored.type, stored.properties, stored.physical_id, stored.action,
+                   stored.status, stored.replaced)
+    return decide(state, node.type_name, properties, needs_replacement, False)
 
 
 def _evaluate(node: ResourceNode, cls: type[Resource], scope: _PreviewScope
@@ -226,8 +223,8 @@ class _PreviewScope:
         return self._read(resource, instance.get_reference_id)
 
     def attribute(self, resource: str, attribute: str) -> Any:
-        instance = self._instance(resource) if self._decisions.get(resource) == "NONE" \
-            else None
+        unchanged = self._decisions.get(resource) == "NONE"
+        instance = self._instance(resource) if unchanged else None
         if instance is None:
             raise Deferred(resource)
         return self._read(resource, lambda: instance.get_attribute(attribute))
@@ -287,13 +284,13 @@ def pre_op_stacks(stack: Stack, new: Stack) -> tuple[Redefined, Redefined]:
 
 def resource_changes(stack: Stack, rows: Sequence[ResourceRow], stored_ir: ResolvedStack | None,
                      target: ResolvedStack, target_template: Mapping[str, Any],
-                     types: ResourceTypeRegistry, clock: Clock, decide: Decide,
+                     types: ResourceTypeRegistry, clock: Clock,
                      secrets: tuple[str, ...]) -> dict[str, list[ChangedResource]]:
     """Heat's ``resource_changes``: every resource in one category, sorted by name;
     updated and deleted ones as stored, the others as the new stack has them."""
     by_name = {row.name: row for row in rows}
     found = categorise(target, {row.name: StoredFacts.of(row) for row in rows}, types,
-                       lambda name: ReadOnlyRuntime(stack, by_name[name], clock), decide)
+                       lambda name: ReadOnlyRuntime(stack, by_name[name], clock))
     changes: dict[str, list[ChangedResource]] = {category: [] for category in CATEGORIES}
     users: dict[str, set[str]] = {row.name: set() for row in rows}
     for row in rows:

@@ -21,6 +21,8 @@ from engine.db.states import STEP_RUNNING
 from engine.errors import KilnError
 from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
+from engine.ir.update_decision import NONE, REPLACE, RESTORE, Stored, decide
+from engine.ir.update_decision import prop_diff as diff_of
 from engine.resources.base import (
     ADOPT,
     CHECK,
@@ -35,8 +37,6 @@ from engine.resources.base import (
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
-from engine.worker.update_decision import NONE, REPLACE, RESTORE, Stored, decide
-from engine.worker.update_decision import prop_diff as diff_of
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]

@@ -19,7 +19,6 @@ from engine.api.requests import (
 )
 from engine.errors import GlobalTenantForbidden
 from engine.services.stacks import StackQuery, StackService
-from engine.worker.update_decision import decide
 
 LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
                 "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
@@ -168,7 +167,7 @@ class StackUpdatePreview:
                  stack_id: str, *, patch: bool) -> None:
         flag(req, "show_nested")  # checked as Heat checks it; Kiln has no nested stacks
         preview = self._stacks.preview_update(context(req), stack_name, stack_id,
-                                              json_body(req), patch=patch, decide=decide)
+                                              json_body(req), patch=patch)
         resp.media = views.update_preview(preview)
 
 

@@ -1,4 +1,4 @@
-"""engine.worker.update_decision: nothing, in place, replace, or restore."""
+"""engine.ir.update_decision: nothing, in place, replace, or restore."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.worker.update_decision import (
+from engine.ir.update_decision import (
     CREATE,
     NONE,
     REPLACE,
