@@ -11,9 +11,11 @@ from engine.api.endpoints import (
     actions,
     events,
     lifecycle,
+    lookup_arn,
     resource_types,
     resources,
     stacks,
+    template_versions,
     validate,
     versions,
 )
@@ -87,4 +89,13 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
     app.add_route(T + "/resource_types", resource_types.ResourceTypeCollection(stack_service))
     app.add_route(T + "/resource_types/{type_name}",
                   resource_types.ResourceTypeItem(stack_service))
+    app.add_route(T + "/resource_types/{type_name}/template",
+                  resource_types.ResourceTypeTemplate(stack_service))
+    app.add_route(T + "/template_versions", template_versions.TemplateVersionCollection())
+    app.add_route(T + "/template_versions/{template_version}/functions",
+                  template_versions.TemplateFunctionCollection())
+
+    # Last: a sink is tried only when no route matched (see lookup_arn for why a sink).
+    app.add_sink(lookup_arn.ArnLookup(stack_service, tenant_service),
+                 lookup_arn.ARN_SINK_PREFIX)
     return app

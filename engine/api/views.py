@@ -8,6 +8,7 @@ from typing import Any
 from engine.schema import AllowedPattern, AllowedValues, Length, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
 from engine.services.stacks import StackPreview, TemplateValidation
+from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
 from engine.services.update_preview import UpdatePreview
 from engine.template.parameters import ParameterSchema
 
@@ -124,6 +125,14 @@ def resource_type(record: ResourceTypeRecord) -> dict[str, Any]:
         "support_status": {"status": "SUPPORTED", "message": None,
                            "version": record.support_version, "previous_status": None},
     }
+
+
+def template_version(info: TemplateVersionInfo) -> dict[str, Any]:
+    return {"version": info.version, "type": info.type, "aliases": list(info.aliases)}
+
+
+def template_function(info: TemplateFunctionInfo) -> dict[str, Any]:
+    return {"functions": info.name, "description": info.description}
 
 
 # --- dry runs: stack preview and template validate -----------------------------------

@@ -34,7 +34,7 @@ from engine.errors import (
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services import listing, resource_requests, update_preview
+from engine.services import listing, resource_requests, template_info, update_preview
 from engine.services.adopt import adopt_request
 from engine.services.attributes import read_attributes
 from engine.services.lifecycle import LifecycleService, ProposedStack, UpdateTarget
@@ -543,6 +543,13 @@ class StackService:
             properties={k: v.describe() for k, v in cls.properties_schema.items()},
             attributes={k: v.describe() for k, v in cls.attributes_schema.items()},
             support_version=cls.support_version)
+
+    def generate_template(self, type_name: str, template_type: str) -> dict[str, Any]:
+        """``GET /resource_types/<type>/template``: see ``template_info.resource_template``."""
+        cls = self._registry.find(type_name)
+        if cls is None:
+            raise EntityNotFound(entity="Resource Type", name=type_name)
+        return template_info.resource_template(type_name, cls, template_type)
 
     # --- helpers ------------------------------------------------------------------------
 

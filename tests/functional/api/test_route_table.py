@@ -51,9 +51,6 @@ def row(case_id: str, case: Case, xfail: str | None = None) -> Any:
     return pytest.param(case, id=case_id, marks=marks)
 
 
-NO_ARN = ("Heat routes /stacks/arn:openstack:heat::<t>:stacks/<name>/<id> (every method) "
-          "to lookup and answers 302; Kiln has no ARN route and answers 404")
-
 CASES = [
     # Collection, create (and adopt, below), preview, detail.
     row("GET stacks", Case("GET", "/stacks", 200, "stacks")),
@@ -66,7 +63,7 @@ CASES = [
     *(row(f"{m} stacks/name", Case(m, "/stacks/{name}", 302))
       for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
     *(row(f"{m} stacks/arn", Case(m, "/stacks/arn:openstack:heat::{t}:stacks/{name}/{id}",
-                                  302), xfail=NO_ARN)
+                                  302))
       for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
     *(row(f"GET stacks/name/{s}", Case("GET", "/stacks/{name}/" + s, 302))
       for s in ("resources", "events", "template", "actions", "environment", "files")),
@@ -127,17 +124,11 @@ CASES = [
                                         "resource_type")),
     row("GET resource_types/type/template", Case(
         "GET", "/resource_types/OS::Heat::TestResource/template", 200,
-        "HeatTemplateFormatVersion"),
-        xfail="Heat's S.generate_template answers 200 with a CFN (or ?template_type=hot) "
-              "template for the type; Kiln has no route (engine/api/app.py): 404"),
-    row("GET template_versions", Case("GET", "/template_versions", 200, "template_versions"),
-        xfail="Heat's S.list_template_versions answers 200 {\"template_versions\": [...]}; "
-              "Kiln has no route (engine/api/app.py): 404"),
+        "HeatTemplateFormatVersion")),
+    row("GET template_versions", Case("GET", "/template_versions", 200, "template_versions")),
     row("GET template_versions/ver/functions", Case(
         "GET", "/template_versions/heat_template_version.2018-08-31/functions", 200,
-        "template_functions"),
-        xfail="Heat's S.list_template_functions answers 200 {\"template_functions\": [...]}; "
-              "Kiln has no route (engine/api/app.py): 404"),
+        "template_functions")),
     row("GET build_info", Case("GET", "/build_info", 200, "api")),
 ]
 
