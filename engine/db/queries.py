@@ -105,6 +105,18 @@ def add_stack_with_operation(session: Session, stack: Stack, operation: Operatio
     session.flush()
 
 
+def lock_stack(session: Session, tenant_id: str, name: str,
+               stack_id: str) -> tuple[Stack, Operation | None]:
+    """The tenant's stack and its unfinished operation, both locked for a write request.
+
+    Workers lock an operation row before its stack's row; a request locks them in the
+    same order (the operation found by the URL's stack id first), so the two never wait
+    on each other in a cycle (PostgreSQL would abort one as a deadlock)."""
+    operation = unfinished_operation(session, stack_id)
+    stack = get_stack(session, tenant_id, name, stack_id, for_update=True)
+    return stack, operation
+
+
 def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
     query = (select(Operation).where(Operation.stack_id == stack_id,
                                      Operation.finished_at.is_(None))

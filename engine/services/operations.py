@@ -34,7 +34,7 @@ def start_operation(session: Any, ctx: RequestContext, name: str, stack_id: str,
                     action: str, now: datetime.datetime, default_timeout_seconds: int,
                     payload: Any = None, timeout_seconds: int | None = None) -> Stack:
     """Store ``action`` on the tenant's stack; returns the stack, now IN_PROGRESS."""
-    stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+    stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
     if stack.deleted_at is not None:
         raise EntityNotFound(entity="Stack", name=name)
     if stack.status == "IN_PROGRESS":

@@ -46,9 +46,8 @@ class StackActions:
 
     def _cancel(self, session: Any, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
-        stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+        stack, operation = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
         allowed = ("UPDATE",) if action == "cancel_update" else ("CREATE", "UPDATE")
-        operation = queries.unfinished_operation(session, stack.id)
         if stack.status != "IN_PROGRESS" or stack.action not in allowed or operation is None:
             raise BadRequest(reason=f"Cancelling update when stack is "
                                     f"{stack.action}_{stack.status} is not supported.")

@@ -259,7 +259,7 @@ class StackService:
         """PUT (``patch=False``) or PATCH: checked as a create is, then stored as an UPDATE
         operation carrying the stored definition and the new one."""
         with self._db.transaction() as session:
-            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
             if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
@@ -310,10 +310,9 @@ class StackService:
         """Delete; a stack busy with another operation has it cancelled first (without
         rollback), as Heat's delete does, and the delete follows it."""
         with self._db.transaction() as session:
-            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
-            running = (queries.unfinished_operation(session, stack.id)
-                       if stack.status == "IN_PROGRESS" and stack.deleted_at is None
-                       else None)
+            stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+            if stack.status != "IN_PROGRESS" or stack.deleted_at is not None:
+                running = None
             if running is None or running.action in ("DELETE", "ABANDON"):
                 start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
                                 self._limits.default_timeout_seconds)
@@ -509,11 +508,10 @@ class StackService:
         same row, and the operation's outcome would overwrite the mark."""
         unhealthy, reason = resource_requests.mark_unhealthy_request(body)
         with self._db.transaction() as session:
-            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id, for_update=True)
+            stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
-            if stack.status == "IN_PROGRESS" or queries.unfinished_operation(session,
-                                                                             stack.id):
+            if stack.status == "IN_PROGRESS" or running is not None:
                 raise ActionInProgress(stack_name=stack.name, action=stack.action)
             row = resource_requests.find_resource(queries.list_resources(session, stack.id),
                                                   stack.name, resource)
