@@ -10,6 +10,7 @@ PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
+LOG = logging.getLogger(__name__)
 
 
 class Database:
@@ -45,8 +47,50 @@ class Database:
         with map_database_errors(), self._read_sessions() as session, session.begin():
             yield session
 
+    def retrying(self, attempts: int = 3) -> Iterator[_Attempt]:
+        """Transactions that are run again when the database aborted them as a deadlock
+        or a serialisation failure (both transient on PostgreSQL)::
+
+            for attempt in db.retrying():
+                with attempt as session:
+                    ...  # the whole unit of work, safe to run again
+        """
+        for left in range(attempts - 1, -1, -1):
+            attempt = _Attempt(self, may_retry=left > 0)
+            yield attempt
+            if not attempt.aborted:
+                return
+
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+class _Attempt:
+    def __init__(self, db: Database, *, may_retry: bool) -> None:
+        self._transaction = db.transaction()
+        self._may_retry = may_retry
+        self.aborted = False
+
+    def __enter__(self) -> Session:
+        return self._transaction.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        try:
+            return bool(self._transaction.__exit__(*exc_info))
+        except DatabaseUnavailable as exc:
+            # Only a statement of the block can be retried: a failure at commit may
+            # follow a ``return`` inside the block, which a retry could not undo.
+            if not (self._may_retry and exc_info[0] is not None
+                    and _transient(exc.__cause__)):
+                raise
+            LOG.info("transaction aborted (%s); running it again", exc.message)
+            self.aborted = True
+            return True
+
+
+def _transient(error: BaseException | None) -> bool:
+    """PostgreSQL's deadlock_detected and serialization_failure."""
+    return getattr(getattr(error, "orig", None), "sqlstate", None) in ("40P01", "40001")
 
 
 @contextlib.contextmanager

@@ -33,16 +33,17 @@ class StackActions:
         """``POST .../actions``: exactly one of suspend, resume, check and the cancels."""
         action = _one_action(body)
         now = self._clock()
-        with self._db.transaction() as session:
-            if action in CANCELS:
-                self._cancel(session, ctx, name, stack_id, action, now)
-                return
-            stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
-            if action == "suspend" and (stack.action, stack.status) == ("SUSPEND",
-                                                                       "COMPLETE"):
-                return  # Heat: suspending a suspended stack is a no-op
-            start_operation(session, ctx, name, stack_id, RUNS[action], now,
-                            self._default_timeout)
+        for attempt in self._db.retrying():
+            with attempt as session:
+                if action in CANCELS:
+                    self._cancel(session, ctx, name, stack_id, action, now)
+                    return
+                stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
+                if action == "suspend" and (stack.action, stack.status) == ("SUSPEND",
+                                                                           "COMPLETE"):
+                    return  # Heat: suspending a suspended stack is a no-op
+                start_operation(session, ctx, name, stack_id, RUNS[action], now,
+                                self._default_timeout)
 
     def _cancel(self, session: Any, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
@@ -59,10 +60,11 @@ class StackActions:
     def abandon(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         """``DELETE .../abandon``: the data to adopt the stack elsewhere; the stack record
         goes (after the lifecycle pre-ops agree), its resources stay."""
-        with self._db.transaction() as session:
-            data = self._data(session, ctx, name, stack_id)
-            start_operation(session, ctx, name, stack_id, "ABANDON", self._clock(),
-                            self._default_timeout)
+        for attempt in self._db.retrying():
+            with attempt as session:
+                data = self._data(session, ctx, name, stack_id)
+                start_operation(session, ctx, name, stack_id, "ABANDON", self._clock(),
+                                self._default_timeout)
         return data
 
     def export(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:

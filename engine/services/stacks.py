@@ -258,21 +258,22 @@ class StackService:
                *, patch: bool) -> None:
         """PUT (``patch=False``) or PATCH: checked as a create is, then stored as an UPDATE
         operation carrying the stored definition and the new one."""
-        with self._db.transaction() as session:
-            stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
-            if stack.deleted_at is not None:
-                raise EntityNotFound(entity="Stack", name=name)
-            if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
-                raise BadRequest(reason="Updating a stack when it is suspended is not "
-                                        "supported.")
-            new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
-                                                 patch=patch), stack.name, stack.id)
-            payload = {"previous": _definition(stack), "target": _definition(new.stack)}
-            start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
-                            self._limits.default_timeout_seconds, payload,
-                            timeout_seconds=new.timeout_seconds)
-            stack.tags, stack.timeout_mins = new.stack.tags, new.stack.timeout_mins
-            stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.deleted_at is not None:
+                    raise EntityNotFound(entity="Stack", name=name)
+                if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
+                    raise BadRequest(reason="Updating a stack when it is suspended is not "
+                                            "supported.")
+                new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
+                                                     patch=patch), stack.name, stack.id)
+                payload = {"previous": _definition(stack), "target": _definition(new.stack)}
+                start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
+                                self._limits.default_timeout_seconds, payload,
+                                timeout_seconds=new.timeout_seconds)
+                stack.tags, stack.timeout_mins = new.stack.tags, new.stack.timeout_mins
+                stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
 
     def preview_update(self, ctx: RequestContext, name: str, stack_id: str,
                        body: Mapping[str, Any], *, patch: bool
@@ -309,23 +310,24 @@ class StackService:
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
         """Delete; a stack busy with another operation has it cancelled first (without
         rollback), as Heat's delete does, and the delete follows it."""
-        with self._db.transaction() as session:
-            stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
-            if stack.status != "IN_PROGRESS" or stack.deleted_at is not None:
-                running = None
-            if running is None or running.action in ("DELETE", "ABANDON"):
-                start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
-                                self._limits.default_timeout_seconds)
-                return
-            now = self._clock()
-            timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
-            running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
-                "action": "DELETE", "context": request_context(ctx),
-                "timeout_seconds": timeout}}
-            running.deadline_at = now  # a worker ends it now (see OperationDriver._time_out)
-            stack.action, stack.status = "DELETE", "IN_PROGRESS"
-            stack.status_reason = "Stack DELETE started"
-            queries.add_stack_event(session, stack, now)
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.status != "IN_PROGRESS" or stack.deleted_at is not None:
+                    running = None
+                if running is None or running.action in ("DELETE", "ABANDON"):
+                    start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
+                                    self._limits.default_timeout_seconds)
+                    return
+                now = self._clock()
+                timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
+                running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
+                    "action": "DELETE", "context": request_context(ctx),
+                    "timeout_seconds": timeout}}
+                running.deadline_at = now  # a worker ends it now (see OperationDriver._time_out)
+                stack.action, stack.status = "DELETE", "IN_PROGRESS"
+                stack.status_reason = "Stack DELETE started"
+                queries.add_stack_event(session, stack, now)
 
     # --- stack reads --------------------------------------------------------------------
 
@@ -507,16 +509,17 @@ class StackService:
         (409) while the stack has an operation in progress: a worker may be writing the
         same row, and the operation's outcome would overwrite the mark."""
         unhealthy, reason = resource_requests.mark_unhealthy_request(body)
-        with self._db.transaction() as session:
-            stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
-            if stack.deleted_at is not None:
-                raise EntityNotFound(entity="Stack", name=name)
-            if stack.status == "IN_PROGRESS" or running is not None:
-                raise ActionInProgress(stack_name=stack.name, action=stack.action)
-            row = resource_requests.find_resource(queries.list_resources(session, stack.id),
-                                                  stack.name, resource)
-            resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
-                                             self._clock())
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.deleted_at is not None:
+                    raise EntityNotFound(entity="Stack", name=name)
+                if stack.status == "IN_PROGRESS" or running is not None:
+                    raise ActionInProgress(stack_name=stack.name, action=stack.action)
+                row = resource_requests.find_resource(queries.list_resources(session, stack.id),
+                                                      stack.name, resource)
+                resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
+                                                 self._clock())
 
     def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str) -> None:
         """``POST .../resources/<name>/signal``: always refused, with Heat's reason."""
