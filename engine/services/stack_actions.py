@@ -16,7 +16,7 @@ from engine.db.models import Stack
 from engine.db.session import Database
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operations import start_operation
-from engine.template.parameters import MASK, hidden_names, redact
+from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
 
 Clock = Callable[[], datetime.datetime]
 RUNS = {"suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
@@ -85,8 +85,7 @@ def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
     an adopt must give them again (see ``engine.services.adopt``)."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
     hidden = hidden_names(template)
-    secrets = tuple(sorted({str(v) for k, v in (stack.parameters or {}).items()
-                            if k in hidden and str(v)}, key=len, reverse=True))
+    secrets = stored_hidden_values(template, stack.parameters)
     environment = dict(stack.environment or {})
     environment["parameters"] = {k: MASK if k in hidden else v
                                  for k, v in (stack.parameters or {}).items()}

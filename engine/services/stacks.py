@@ -54,6 +54,7 @@ from engine.template.parameters import (
     hidden_values,
     masked,
     redact,
+    stored_hidden_values,
 )
 from engine.template.parse import document
 
@@ -290,7 +291,7 @@ class StackService:
         new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                              patch=patch), stack.name, stack.id)
         stored_ir = self._ir(stack)
-        old_secrets = update_preview.stored_secrets(stack, stored_ir)
+        old_secrets = stored_hidden_values(stack.template, stack.parameters)
         secrets = tuple(sorted({*old_secrets, *hidden_values(new.ir.parameter_schemas,
                                                               new.ir.parameters)},
                                key=len, reverse=True))
@@ -495,12 +496,10 @@ class StackService:
         if ir is not None:
             parameters: Mapping[str, Any] = ir.parameters
             secrets = hidden_values(ir.parameter_schemas, ir.parameters)
-        else:  # a type uninstalled since: the stored values, masked by name
-            hidden = hidden_names(template)
+        else:  # a type uninstalled since: the stored values
             parameters = {**pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                           **(stack.parameters or {})}
-            secrets = tuple(sorted({str(v) for k, v in (stack.parameters or {}).items()
-                                    if k in hidden and str(v)}, key=len, reverse=True))
+            secrets = stored_hidden_values(template, stack.parameters)
         return resource_requests.static_metadata(template, metadata, parameters, secrets)
 
     def mark_unhealthy(self, ctx: RequestContext, name: str, stack_id: str, resource: str,

@@ -41,7 +41,7 @@ from engine.schema import coerce_properties
 from engine.services.attributes import ReadOnlyRuntime, read_attributes
 from engine.services.resource_requests import static_metadata
 from engine.template.functions import Deferred, resolve
-from engine.template.parameters import hidden_names, hidden_values, redact
+from engine.template.parameters import redact
 
 Clock = Callable[[], datetime.datetime]
 RuntimeFor = Callable[[str], Runtime]
@@ -254,17 +254,6 @@ def stored_request(stack: Stack) -> dict[str, Any]:
             "parameters": stack.parameters, "environment": stack.environment,
             "files": stack.files, "tags": stack.tags, "timeout_mins": stack.timeout_mins,
             "disable_rollback": stack.disable_rollback}
-
-
-def stored_secrets(stack: Stack, ir: ResolvedStack | None) -> tuple[str, ...]:
-    """Hidden parameter values of the stored definition; by name when there is no IR (a
-    type uninstalled since)."""
-    if ir is not None:
-        return hidden_values(ir.parameter_schemas, ir.parameters)
-    template = stack.template if isinstance(stack.template, Mapping) else {}
-    hidden = hidden_names(template)
-    return tuple(sorted({str(v) for k, v in (stack.parameters or {}).items()
-                         if k in hidden and str(v)}, key=len, reverse=True))
 
 
 def pre_op_stacks(stack: Stack, new: Stack) -> tuple[Redefined, Redefined]:

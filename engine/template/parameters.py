@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import (
+    KilnError,
     Location,
     StackValidationFailed,
     UnknownUserParameter,
@@ -27,7 +28,7 @@ from engine.schema import (
     to_boolean,
     to_number,
 )
-from engine.template.parse import SourceDocument
+from engine.template.parse import SourceDocument, document
 
 MASK = "******"
 TYPES = ("string", "number", "boolean", "json", "comma_delimited_list")
@@ -236,3 +237,18 @@ def hidden_names(template: Mapping[str, Any]) -> set[str]:
         return set()
     return {name for name, body in section.items()
             if isinstance(body, Mapping) and body.get("hidden") in (True, "true", "True")}
+
+
+def stored_hidden_values(template: Any, parameters: Mapping[str, Any] | None
+                         ) -> tuple[str, ...]:
+    """:func:`hidden_values` of a stored stack, from the template's parameters section
+    alone (defaults included): unlike the IR this needs no resource type, so it works
+    when a type has been uninstalled."""
+    template = template if isinstance(template, Mapping) else {}
+    try:
+        schemas = parse_schemas(document(template), template.get("parameters"))
+    except KilnError:
+        return ()
+    given = parameters or {}
+    return hidden_values(schemas, {name: given.get(name, schema.default)
+                                   for name, schema in schemas.items()})

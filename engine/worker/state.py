@@ -8,13 +8,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.db.models import Resource as ResourceRow
-from engine.errors import KilnError
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.snapshot import StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
-from engine.template.parameters import hidden_values, parse_schemas
+from engine.template.parameters import stored_hidden_values
 from engine.template.parse import document
 
 RuntimeFactory = Callable[[str], Any]
@@ -29,16 +28,8 @@ def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack
 
 
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
-    """Hidden parameter values, from the template's parameters section alone: unlike the
-    IR this needs no resource type, so it works when a type has been uninstalled."""
-    template = stack.template if isinstance(stack.template, dict) else {}
-    try:
-        schemas = parse_schemas(document(template), template.get("parameters"))
-    except KilnError:
-        return ()
-    values = {name: stack.parameters.get(name, schema.default)
-              for name, schema in schemas.items()}
-    return hidden_values(schemas, values)
+    """Hidden parameter values of the stored stack (see ``stored_hidden_values``)."""
+    return stored_hidden_values(stack.template, stack.parameters)
 
 
 @dataclasses.dataclass(frozen=True)
