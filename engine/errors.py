@@ -22,6 +22,7 @@ them into exit codes is ``engine.cli.main``::
     │   │   └── ResourceTypeNotFound
     │   ├── UserParameterMissing
     │   ├── UnknownUserParameter
+    │   ├── ImmutableParameterModified
     │   ├── InvalidFilter
     │   └── BadRequest
     ├── RequestTooLarge ........ 413 (Heat's RequestLimitExceeded shape)
@@ -176,6 +177,10 @@ class UserParameterMissing(Invalid):
 
 class UnknownUserParameter(Invalid):
     msg_fmt = "The Parameter ({key}) was not defined in template."
+
+
+class ImmutableParameterModified(Invalid):
+    msg_fmt = "The following parameters are immutable and may not be updated: {keys}"
 
 
 class InvalidFilter(Invalid):

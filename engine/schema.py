@@ -95,6 +95,22 @@ class AllowedPattern(Constraint):
         return {"allowed_pattern": self.pattern}
 
 
+@dataclasses.dataclass(frozen=True)
+class Modulo(Constraint):
+    """The value is ``offset`` more than a multiple of ``step`` (Heat, 2017-02-24 on)."""
+
+    step: int
+    offset: int
+
+    def check(self, value: Any) -> str | None:
+        if value % self.step == self.offset:
+            return None
+        return f"{value} is not a multiple of {self.step} with an offset of {self.offset})"
+
+    def describe(self) -> dict[str, Any]:
+        return {"modulo": {"step": self.step, "offset": self.offset}}
+
+
 def _bounds(low: float | None, high: float | None) -> dict[str, Any]:
     return {k: v for k, v in (("min", low), ("max", high)) if v is not None}
 

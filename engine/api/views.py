@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from engine.schema import AllowedPattern, AllowedValues, Length, Range
+from engine.schema import AllowedPattern, AllowedValues, Length, Modulo, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
 from engine.services.stacks import StackPreview, TemplateValidation
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
@@ -207,12 +207,8 @@ def template_validation(result: TemplateValidation) -> dict[str, Any]:
     }
     if result.parameter_groups:
         doc["ParameterGroups"] = result.parameter_groups
-    # Heat's user environment; every section but parameters is refused by Kiln, so empty.
-    doc["Environment"] = {
-        "parameters": result.values, "parameter_defaults": {},
-        "resource_registry": {"resources": {}}, "encrypted_param_names": [],
-        "event_sinks": [], "parameter_merge_strategies": {},
-    }
+    # Heat's user environment, as the request gave it (hidden values masked).
+    doc["Environment"] = {**result.environment, "parameter_merge_strategies": {}}
     doc["lifecycle"] = result.lifecycle  # Kiln's addition
     return doc
 
@@ -238,10 +234,14 @@ def _validate_parameter(schema: ParameterSchema, values: dict[str, Any]) -> dict
             doc["AllowedValues"] = list(constraint.values)
         elif isinstance(constraint, AllowedPattern):
             doc["AllowedPattern"] = constraint.pattern
+        elif isinstance(constraint, Modulo):
+            doc.update({"Step": constraint.step, "Offset": constraint.offset})
         if description:
             descriptions.append(description)
     if descriptions:
         doc["ConstraintDescription"] = " ".join(descriptions)
+    if schema.tags:
+        doc["Tags"] = list(schema.tags)
     return doc
 
 

@@ -83,6 +83,9 @@ class Resource(Base):
     replaced: Mapped[Any | None] = mapped_column(JSONType)
     # Bumped by each replacement, so the replacement's stable physical name differs.
     generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Delete | Retain (the template's deletion_policy when the resource was last written)
+    deletion_policy: Mapped[str] = mapped_column(String(16), default="Delete",
+                                                 server_default="Delete")
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
 

@@ -8,19 +8,23 @@ with a note of how many more there were, so a tenant fixes a template in few rou
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import CircularDependency, KilnError, Location, StackValidationFailed
+from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
 from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
 from engine.schema import coerce_properties
+from engine.template.environment import Environment
 from engine.template.functions import (
     Deferred,
     invalid_reference,
     iter_references,
     resolve,
     resource_dependencies,
+    select_branches,
 )
 from engine.template.hot import HotTemplate, ResourceDefinition, load
 from engine.template.parameters import resolve_values
@@ -45,6 +49,9 @@ class StaticScope:
     def attribute(self, resource: str, attribute: str) -> Any:
         raise Deferred(resource)
 
+    def attributes(self, resource: str) -> Any:
+        raise Deferred(resource)
+
 
 def build(
     template: HotTemplate,
@@ -53,22 +60,41 @@ def build(
     lookup: TypeLookup,
     *,
     require_all: bool = True,
+    environment: Environment | None = None,
 ) -> ResolvedStack:
+    """``environment`` gives the parameter defaults and the resource registry; its
+    ``parameters`` are already merged into ``user_parameters`` by the caller."""
+    environment = environment or Environment()
     parameters = dict(pseudo_parameters)
     parameters.update(resolve_values(template.parameters, user_parameters,
-                                     require_all=require_all))
+                                     require_all=require_all,
+                                     defaults=environment.parameter_defaults))
+    decide = ConditionDecider(
+        template.conditions, StaticScope(parameters),
+        {name: template.doc.location(("conditions", name)) for name in template.conditions})
+    decide.decide_all()
+    # A resource whose condition is false is not part of the stack at all; one whose
+    # condition cannot be decided yet (validate without values) is kept.
+    definitions = {name: d for name, d in template.resources.items()
+                   if decide(d.condition) is not False}
+    excluded = frozenset(template.resources) - frozenset(definitions)
+
     errors: list[KilnError] = []
     types: dict[str, TypeSchema] = {}
-    for name, definition in template.resources.items():
+    implementations: dict[str, str] = {}
+    for name, definition in definitions.items():
         try:
-            types[name] = lookup(definition.type)
+            implementations[name] = environment.resolve_type(definition.type, name)
+            types[name] = lookup(implementations[name])
         except KilnError as exc:
             errors.append(exc.at(template.doc.location(("resources", name, "type"))))
 
     nodes: dict[str, ResourceNode] = {}
-    for name, definition in template.resources.items():
+    for name, definition in definitions.items():
+        definition = dataclasses.replace(
+            definition, properties=select_branches(definition.properties, decide))
         errors.extend(_check_references(definition.properties, parameters, template, types,
-                                        f"resources.{name}"))
+                                        f"resources.{name}", excluded))
         for required in definition.depends_on:
             if required not in template.resources:
                 errors.append(StackValidationFailed(
@@ -77,22 +103,33 @@ def build(
                            'resource in the template'))
         if name in types:
             errors.extend(_check_properties(definition, types[name], parameters, template))
+        if definition.deletion_policy == "Snapshot":
+            # No Kiln type can snapshot yet; Heat refuses the policy for such types too.
+            errors.append(StackValidationFailed(
+                template.doc.location(("resources", name, "deletion_policy")),
+                reason='"Snapshot" deletion policy not supported'))
         nodes[name] = ResourceNode(
             name=name,
-            type_name=definition.type,
+            # The type that runs: what the environment's registry maps the written one to.
+            type_name=implementations.get(name, definition.type),
             properties=definition.properties,
-            requires=frozenset(definition.depends_on)
+            # A depends_on naming a resource its condition left out is dropped, as the
+            # resource itself is.
+            requires=(frozenset(definition.depends_on) - excluded)
             | resource_dependencies(definition.properties),
             metadata=definition.metadata,
             description=definition.description,
             location=definition.location,
+            deletion_policy=definition.deletion_policy,
         )
 
     outputs: dict[str, OutputNode] = {}
     for name, output in template.outputs.items():
-        errors.extend(_check_references(output.value, parameters, template, types,
-                                        f"outputs.{name}"))
-        outputs[name] = OutputNode(name, output.value, output.description, output.location)
+        enabled = decide(output.condition) is not False
+        value = select_branches(output.value, decide) if enabled else None
+        errors.extend(_check_references(value, parameters, template, types,
+                                        f"outputs.{name}", excluded))
+        outputs[name] = OutputNode(name, value, output.description, output.location)
 
     if not errors:
         cycle = find_cycle({name: node.requires for name, node in nodes.items()})
@@ -110,13 +147,19 @@ def build(
 
 
 def _check_references(value: Any, parameters: Mapping[str, Any], template: HotTemplate,
-                      types: Mapping[str, TypeSchema], where: str) -> list[KilnError]:
+                      types: Mapping[str, TypeSchema], where: str,
+                      excluded: frozenset[str]) -> list[KilnError]:
     errors: list[KilnError] = []
     for ref in iter_references(value):
         if ref.kind == "param":
             if ref.name not in parameters and ref.name not in template.parameters:
                 errors.append(invalid_reference(ref, where))
+        elif ref.kind == "condition":
+            continue  # checked against the conditions section when parsed
         elif ref.name not in template.resources:
+            errors.append(invalid_reference(ref, where))
+        elif ref.name in excluded:
+            # Heat's error for a resource its condition left out, as for one never written.
             errors.append(invalid_reference(ref, where))
         elif ref.attribute is not None and ref.name in types:
             schema = types[ref.name]
@@ -207,6 +250,10 @@ def pseudo_parameters(stack_id: str, stack_name: str, tenant_id: str) -> dict[st
 
 def build_from_document(doc: Any, user_parameters: Mapping[str, Any],
                         pseudo: Mapping[str, Any], lookup: TypeLookup, *,
-                        require_all: bool = True) -> ResolvedStack:
-    """Template document -> IR in one call (shape checks, then references and graph)."""
-    return build(load(doc), user_parameters, pseudo, lookup, require_all=require_all)
+                        require_all: bool = True,
+                        files: Mapping[str, Any] | None = None,
+                        environment: Mapping[str, Any] | None = None) -> ResolvedStack:
+    """Template document -> IR in one call (shape checks, then references and graph);
+    ``files`` and ``environment`` are the stack's, as stored."""
+    return build(load(doc, files), user_parameters, pseudo, lookup, require_all=require_all,
+                 environment=Environment.from_dict(environment))

@@ -44,6 +44,7 @@ class ResourceNode:
     metadata: Any
     description: str
     location: Location
+    deletion_policy: str = "Delete"  # Delete | Retain | Snapshot
 
 
 @dataclasses.dataclass(frozen=True)

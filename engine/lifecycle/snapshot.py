@@ -9,7 +9,6 @@ into), before a plugin ever sees them.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -41,6 +40,8 @@ class StackFacts(Protocol):
     def parameters(self) -> Any: ...
     @property
     def environment(self) -> Any: ...
+    @property
+    def files(self) -> Any: ...
     @property
     def tags(self) -> Any: ...
     @property
@@ -82,6 +83,7 @@ class Redefined:
     template: Any
     parameters: Any
     environment: Any
+    files: Any
     tags: Any
     timeout_mins: int | None
     disable_rollback: bool
@@ -92,7 +94,8 @@ class Redefined:
                    action=stack.action, status=stack.status,
                    status_reason=stack.status_reason, template=definition["template"],
                    parameters=definition.get("parameters") or {},
-                   environment=definition.get("environment") or {}, tags=stack.tags,
+                   environment=definition.get("environment") or {},
+                   files=definition.get("files", stack.files) or {}, tags=stack.tags,
                    timeout_mins=stack.timeout_mins, disable_rollback=stack.disable_rollback)
 
 
@@ -162,12 +165,13 @@ def _static(value: Any, scope: StaticScope) -> Any:
 
 
 def _function_name(function: Function) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(function).__name__).lower()
+    return function.fn_name
 
 
 def _function_args(function: Function) -> tuple[Any, ...]:
     if isinstance(function, GetAttr):
-        return (function.resource, function.attribute, *function.path)
+        return tuple(a for a in (function.resource, function.attribute, *function.path)
+                     if a is not None)
     if isinstance(function, GetResource):
         return (function.name,)
     return ()

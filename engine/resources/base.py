@@ -229,6 +229,11 @@ class Resource:
     def get_reference_id(self) -> str | None:
         return self.physical_id
 
+    def all_attributes(self) -> dict[str, Any]:
+        """Every declared attribute (``get_attr: [name]``), as Heat leaves out ``show``."""
+        return {name: self.get_attribute(name) for name in self.attributes_schema
+                if name != "show"}
+
     @classmethod
     def describe(cls) -> str:
         """The first paragraph of the class docstring, for the resource-type API."""

@@ -41,6 +41,7 @@ class ProposedStack:
     template: Mapping[str, Any]
     parameters: Mapping[str, Any]
     environment: Mapping[str, Any]
+    files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     id: str = "None"  # what Heat's preview shows as the id
     action: str = "CREATE"
     status: str = "IN_PROGRESS"

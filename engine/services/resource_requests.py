@@ -23,7 +23,7 @@ from engine.errors import (
     ResourceNotFound,
 )
 from engine.ir.build import StaticScope
-from engine.template.functions import Deferred, parse_value, resolve
+from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parameters import redact
 from engine.template.parse import from_data
 from engine.template.versions import HOT_KEY, find_hot_version
@@ -55,7 +55,8 @@ def static_metadata(template: Mapping[str, Any], metadata: Any,
                 (key, argument), = value.items()
                 if key in version.functions:
                     try:
-                        return resolve(parse_value(doc, value, (), version), scope)
+                        return resolve(parse_value(ParseContext(doc, version), value, ()),
+                                       scope)
                     except (Deferred, KilnError):
                         return {key: walk(argument)}
             return {key: walk(item) for key, item in value.items()}

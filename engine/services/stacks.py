@@ -31,7 +31,7 @@ from engine.errors import (
     ResourceNotFound,
     StackValidationFailed,
 )
-from engine.ir.build import build_from_document, pseudo_parameters
+from engine.ir.build import build, build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services import listing, resource_requests, template_info, update_preview
@@ -45,8 +45,10 @@ from engine.services.records import (
     ResourceTypeRecord,
     StackRecord,
 )
-from engine.services.updates import update_body
+from engine.services.updates import check_immutable, update_body
+from engine.template.environment import Environment, request_environment
 from engine.template.functions import Deferred, resolve
+from engine.template.hot import load
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
@@ -61,8 +63,6 @@ from engine.template.parse import document
 Clock = Callable[[], datetime.datetime]
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 IR_CACHE_SIZE = 256
-ENVIRONMENT_SECTIONS = {"parameters", "parameter_defaults", "resource_registry",
-                        "encrypted_param_names", "event_sinks", "parameter_merge_strategies"}
 EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
 # The id and, in validate, the name of a stack that does not exist: what Heat's preview
 # shows as the id.
@@ -129,6 +129,7 @@ class TemplateValidation:
     values: dict[str, Any]  # the values the request gave, hidden ones masked
     parameter_groups: list[Any] | None
     lifecycle: list[dict[str, Any]]  # each plugin's dry-run verdict
+    environment: dict[str, Any] = dataclasses.field(default_factory=dict)  # hidden masked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,10 +202,13 @@ class StackService:
                  else s
                  for s in schemas.values()]
         groups = stack.template.get("parameter_groups")
+        environment = Environment.from_dict(stack.environment).as_dict()
+        environment["parameters"] = given
+        environment["parameter_defaults"] = masked(schemas, environment["parameter_defaults"])
         return TemplateValidation(
             description=ir.description or "No description", parameters=shown, values=given,
             parameter_groups=groups if isinstance(groups, list) else None,
-            lifecycle=self._dry_run(ctx, proposal))
+            lifecycle=self._dry_run(ctx, proposal), environment=environment)
 
     def _propose(self, ctx: RequestContext, body: Mapping[str, Any], name: str,
                  stack_id: str, *, require_parameters: bool = True) -> _Proposal:
@@ -220,10 +224,15 @@ class StackService:
                 reason=f"Template size ({size} bytes) exceeds maximum allowed size "
                        f"({self._limits.max_template_bytes} bytes).")
         doc = document(template)
-        parameters = _parameters(body)
+        files = _files(body)
+        hot = load(doc, files)
+        environment = request_environment(
+            body, {n: schema.type for n, schema in hot.parameters.items()})
+        parameters = environment["parameters"]
         timeout_mins = _timeout(body.get("timeout_mins"))
-        ir = build_from_document(doc, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
-                                 self._registry.get, require_all=require_parameters)
+        ir = build(hot, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
+                   self._registry.get, require_all=require_parameters,
+                   environment=Environment.from_dict(environment))
         if len(ir.resources) > self._limits.max_resources_per_stack:
             raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
         now = self._clock()
@@ -232,7 +241,7 @@ class StackService:
             id=stack_id, tenant_id=ctx.tenant_id, name=name, action="CREATE",
             status="IN_PROGRESS", status_reason="Stack CREATE started",
             description=ir.description, template=doc.data,
-            parameters=parameters, environment=_environment(body), files=body.get("files") or {},
+            parameters=parameters, environment=environment, files=files,
             outputs=None, tags=_tags(body.get("tags")),
             disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
             timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
@@ -245,7 +254,7 @@ class StackService:
         stack, ir = proposal.stack, proposal.ir
         proposed = ProposedStack(
             name=stack.name, tenant_id=stack.tenant_id, template=stack.template,
-            parameters=stack.parameters, environment=stack.environment,
+            parameters=stack.parameters, environment=stack.environment, files=stack.files,
             tags=tuple(stack.tags or ()), timeout_mins=stack.timeout_mins,
             disable_rollback=stack.disable_rollback)
         verdicts = self._lifecycle.dry_run(ctx, proposed, ir, "CREATE")
@@ -269,6 +278,7 @@ class StackService:
                                             "supported.")
                 new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                                      patch=patch), stack.name, stack.id)
+                check_immutable(self._ir(stack), new.ir)
                 payload = {"previous": _definition(stack), "target": _definition(new.stack)}
                 start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
                                 self._limits.default_timeout_seconds, payload,
@@ -291,6 +301,7 @@ class StackService:
         new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                              patch=patch), stack.name, stack.id)
         stored_ir = self._ir(stack)
+        check_immutable(stored_ir, new.ir)
         old_secrets = stored_hidden_values(stack.template, stack.parameters)
         secrets = tuple(sorted({*old_secrets, *hidden_values(new.ir.parameter_schemas,
                                                               new.ir.parameters)},
@@ -369,23 +380,17 @@ class StackService:
 
     def get_environment(self, ctx: RequestContext, name: str, stack_id: str
                         ) -> dict[str, Any]:
-        """The stack's environment as Heat shows it: the parameters the user gave
-        (hidden ones masked) and the sections Kiln does not support yet, empty."""
+        """The stack's environment as Heat shows it: every section, the parameters the
+        user gave, and hidden values masked."""
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
         template = stack.template if isinstance(stack.template, Mapping) else {}
         hidden = hidden_names(template)
-        environment = stack.environment or {}
-        return {
-            "parameters": {k: MASK if k in hidden else v
-                           for k, v in (stack.parameters or {}).items()},
-            "parameter_defaults": {k: MASK if k in hidden else v
-                                   for k, v in (environment.get("parameter_defaults")
-                                                or {}).items()},
-            "resource_registry": {"resources": {}},
-            "encrypted_param_names": [],
-            "event_sinks": [],
-        }
+        shown = Environment.from_dict(stack.environment).as_dict()
+        shown["parameters"] = dict(stack.parameters or {})
+        for section in ("parameters", "parameter_defaults"):
+            shown[section] = {k: MASK if k in hidden else v for k, v in shown[section].items()}
+        return shown
 
     def get_files(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         with self._db.read() as session:
@@ -569,7 +574,8 @@ class StackService:
             # and parsing JSON is far cheaper than parsing YAML.
             ir = build_from_document(document(stack.template), stack.parameters,
                                      pseudo_parameters(stack.id, stack.name, stack.tenant_id),
-                                     self._registry.get)
+                                     self._registry.get, files=stack.files,
+                                     environment=stack.environment)
         except StackValidationFailed:
             ir = None  # a type uninstalled since: show the stack without its schema
         if len(self._irs) >= IR_CACHE_SIZE:
@@ -620,6 +626,9 @@ class _PreviewScope:
     def attribute(self, resource: str, attribute: str) -> Any:
         raise Deferred(resource)
 
+    def attributes(self, resource: str) -> Any:
+        raise Deferred(resource)
+
 
 def _known(value: Any, scope: _PreviewScope) -> Any:
     """``value`` evaluated as far as a preview can, or None where it cannot."""
@@ -651,31 +660,11 @@ def _preview_properties(node: ResourceNode, schema: TypeSchema, scope: _PreviewS
     return shown
 
 
-def _parameters(body: Mapping[str, Any]) -> dict[str, Any]:
-    params = body.get("parameters") or {}
-    if not isinstance(params, Mapping):
-        raise BadRequest(reason="parameters must be a map")
-    env = _environment(body)
-    merged = dict(env.get("parameters") or {})
-    merged.update(params)
-    return merged
-
-
-def _environment(body: Mapping[str, Any]) -> dict[str, Any]:
-    env = body.get("environment") or {}
-    if isinstance(env, str):
-        env = document(env, "environment").data or {}
-    if not isinstance(env, Mapping):
-        raise BadRequest(reason="environment must be a map")
-    for section, value in env.items():
-        if section not in ENVIRONMENT_SECTIONS:
-            raise BadRequest(reason=f'environment has wrong section "{section}"')
-        if section not in ("parameters",) and value:
-            raise BadRequest(reason=f'The environment section "{section}" is not supported by '
-                                    "Kiln yet.")
-    if body.get("environment_files"):
-        raise BadRequest(reason="environment_files are not supported by Kiln yet.")
-    return dict(env)
+def _files(body: Mapping[str, Any]) -> dict[str, Any]:
+    files = body.get("files") or {}
+    if not isinstance(files, Mapping):
+        raise BadRequest(reason="files must be a map")
+    return dict(files)
 
 
 def _timeout(value: Any) -> int | None:
@@ -759,4 +748,4 @@ def _event(row: Event) -> EventRecord:
 def _definition(stack: Stack) -> dict[str, Any]:
     """What an update changes and a rollback restores."""
     return {"template": stack.template, "parameters": stack.parameters,
-            "environment": stack.environment}
+            "environment": stack.environment, "files": stack.files}

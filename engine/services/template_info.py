@@ -28,21 +28,47 @@ from engine.schema import (
     Property,
     Range,
 )
-from engine.template.versions import HOT_KEY, HOT_VERSIONS, IMPLEMENTED, HotVersion
+from engine.template.functions import IMPLEMENTED
+from engine.template.versions import HOT_KEY, HOT_VERSIONS, HotVersion
 
 TEMPLATE_TYPES = ("cfn", "hot")
 
 # The one-line descriptions Heat gives its function classes, so that clients print the same
 # text against either server. ``list_join`` changed class (and text) in 2015-10-15.
+_SUBSTITUTIONS = "A function for performing string substitutions."
 _DESCRIPTIONS: Mapping[str, str] = {
     "get_attr": "A function for resolving resource attributes.",
     "get_param": "A function for resolving parameter references.",
     "get_resource": "A function for resolving resource references.",
+    "get_file": "A function for including a file inline.",
     "list_join": "A function for joining one or more lists of strings.",
-    "str_replace": "A function for performing string substitutions.",
+    "str_replace": _SUBSTITUTIONS,
+    "str_replace_strict": _SUBSTITUTIONS,
+    "str_replace_vstrict": _SUBSTITUTIONS,
+    "str_split": "A function for splitting delimited strings into a list.",
+    "map_merge": "A function for merging maps.",
+    "map_replace": "A function for performing substitutions on maps.",
+    "resource_facade": "A function for retrieving data in a parent provider template.",
+    "repeat": "A function for iterating over a list of items or a dict of keys.",
+    "digest": "A function for performing digest operations.",
+    "yaql": "A function for executing a yaql expression.",
+    "if": "A function to return corresponding value based on condition evaluation.",
+    "filter": "A function for filtering out values from lists.",
+    # Heat's make_url class carries map_replace's docstring; clients print it as is.
+    "make_url": "A function for performing substitutions on maps.",
+    "list_concat": "A function for extending lists.",
+    "list_concat_unique": "A function for extending lists with unique items.",
+    "contains": "A function for checking whether specific value is in sequence.",
+    "equals": "A function for comparing whether two values are equal.",
+    "not": "A function that acts as a NOT operator on a condition.",
+    "and": "A function that acts as an AND operator on conditions.",
+    "or": "A function that acts as an OR operator on conditions.",
 }
-_OLD_LIST_JOIN = "A function for joining strings."
-_MULTI_LIST_JOIN_SINCE = "2015-10-15"
+# Texts that changed with the implementing class in a later version: (since, older text).
+_OLDER_DESCRIPTIONS: Mapping[str, tuple[str, str]] = {
+    "list_join": ("2015-10-15", "A function for joining strings."),
+    "repeat": ("2016-10-14", "A function for iterating over a list of items."),
+}
 
 # Property type -> parameter type of the generated template, per template format. Heat has
 # no entry for its "Any" type (its generator fails); a JSON parameter carries any map or
@@ -85,16 +111,17 @@ def template_versions() -> list[TemplateVersionInfo]:
 def template_functions(version_name: str, *, with_condition: bool = False
                        ) -> list[TemplateFunctionInfo]:
     """The functions a template of ``version_name`` (``heat_template_version.<date>`` or
-    ``….<alias>``) may call in Kiln today, sorted by name.
+    ``….<alias>``) may call in Kiln today, sorted by name; ``with_condition`` adds the
+    condition functions (Heat merges the two tables, so a name is listed once).
 
-    Only functions Kiln evaluates are listed: the rest of Heat's set for the version is
-    refused at create with a 400, so offering it would mislead. Kiln refuses the
-    ``conditions`` section, hence no condition function is usable yet and
-    ``with_condition`` adds nothing; it is accepted for Heat's clients.
+    Only functions Kiln evaluates are listed: the CFN functions of the oldest versions
+    are refused at create with a 400 until the CFN format lands, so offering them would
+    mislead.
     """
     version = _find_version(version_name)
-    names = sorted(version.functions & IMPLEMENTED)
-    del with_condition  # no condition function is implemented (see above)
+    offered = version.functions | (version.condition_functions if with_condition
+                                   else frozenset())
+    names = sorted(offered & IMPLEMENTED)
     return [TemplateFunctionInfo(name, _description(name, version)) for name in names]
 
 
@@ -165,8 +192,8 @@ def _find_version(version_name: str) -> HotVersion:
 
 
 def _description(name: str, version: HotVersion) -> str:
-    if name == "list_join" and version.date < _MULTI_LIST_JOIN_SINCE:
-        return _OLD_LIST_JOIN
+    if name in _OLDER_DESCRIPTIONS and not version.since(_OLDER_DESCRIPTIONS[name][0]):
+        return _OLDER_DESCRIPTIONS[name][1]
     return _DESCRIPTIONS.get(name, "")
 
 

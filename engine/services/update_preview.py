@@ -229,6 +229,13 @@ class _PreviewScope:
             raise Deferred(resource)
         return self._read(resource, lambda: instance.get_attribute(attribute))
 
+    def attributes(self, resource: str) -> Any:
+        unchanged = self._decisions.get(resource) == "NONE"
+        instance = self._instance(resource) if unchanged else None
+        if instance is None:
+            raise Deferred(resource)
+        return self._read(resource, instance.all_attributes)
+
     def _instance(self, name: str) -> Resource | None:
         stored = self._stored.get(name)
         cls = self._types.find(stored.type) if stored is not None else None
@@ -264,11 +271,12 @@ def pre_op_stacks(stack: Stack, new: Stack) -> tuple[Redefined, Redefined]:
         id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action="UPDATE",
         status="IN_PROGRESS", status_reason="Stack UPDATE started",
         template=stack.template, parameters=stack.parameters or {},
-        environment=stack.environment or {}, tags=new.tags, timeout_mins=new.timeout_mins,
-        disable_rollback=new.disable_rollback)
+        environment=stack.environment or {}, files=stack.files or {}, tags=new.tags,
+        timeout_mins=new.timeout_mins, disable_rollback=new.disable_rollback)
     return previous, dataclasses.replace(previous, template=new.template,
                                          parameters=new.parameters or {},
-                                         environment=new.environment or {})
+                                         environment=new.environment or {},
+                                         files=new.files or {})
 
 
 def resource_changes(stack: Stack, rows: Sequence[ResourceRow], stored_ir: ResolvedStack | None,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import BadRequest
+from engine.errors import BadRequest, ImmutableParameterModified
+from engine.ir.model import ResolvedStack
 from engine.template.parse import document
 
 # What an update may change besides the definition; absent ones keep the stored value.
@@ -33,32 +34,55 @@ def update_body(stored: Mapping[str, Any], body: Mapping[str, Any], *,
         raise BadRequest(reason="No template specified")
     result["template"] = template
     if patch:
-        environment = _merged(stored.get("environment") or {}, body.get("environment"))
-        parameters = {**(stored.get("parameters") or {}), **(body.get("parameters") or {})}
+        given = _parsed(body.get("environment"))
+        environment = _merged(stored.get("environment") or {}, given)
+        parameters = {**(stored.get("parameters") or {}),
+                      **(given.get("parameters") or {}), **(body.get("parameters") or {})}
         for name in body.get("clear_parameters") or ():
             parameters.pop(name, None)  # back to the template's default
-        environment["parameters"] = {**environment.get("parameters", {}), **parameters}
+        environment["parameters"] = parameters
         files = {**(stored.get("files") or {}), **(body.get("files") or {})}
     else:
-        environment = dict(body.get("environment") or {})
-        environment["parameters"] = {**environment.get("parameters", {}),
+        environment = dict(_parsed(body.get("environment")))
+        environment["parameters"] = {**(environment.get("parameters") or {}),
                                      **(body.get("parameters") or {})}
         files = dict(body.get("files") or {})
     result["environment"] = environment
     result["files"] = files
+    # With environment_files the create path rebuilds the environment from the files,
+    # as Heat does, on top of the stored (PATCH) or given (PUT) parameters.
+    if body.get("environment_files"):
+        result["environment_files"] = body["environment_files"]
+        result["parameters"] = environment["parameters"]
     return result
 
 
-def _merged(stored: Mapping[str, Any], given: Any) -> dict[str, Any]:
+def _parsed(given: Any) -> Mapping[str, Any]:
+    if isinstance(given, str):
+        given = document(given, "environment").data or {}
+    return given if isinstance(given, Mapping) else {}
+
+
+def _merged(stored: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """Environment sections merged one level deep, as Heat merges a PATCH's."""
     result = {section: dict(value) if isinstance(value, Mapping) else value
               for section, value in stored.items()}
-    if isinstance(given, str):
-        given = document(given, "environment").data or {}
-    if isinstance(given, Mapping):
+    if given:
         for section, value in given.items():
             if isinstance(value, Mapping) and isinstance(result.get(section), Mapping):
                 result[section] = {**result[section], **value}
             else:
                 result[section] = value
     return result
+
+
+def check_immutable(stored: ResolvedStack | None, new: ResolvedStack) -> None:
+    """Refuse an update that changes a parameter the new template marks ``immutable``
+    (compared as typed values, so ``"1"`` and ``1`` for a number are the same)."""
+    if stored is None:
+        return  # the stored stack cannot be read (a type uninstalled): nothing to compare
+    changed = sorted(name for name, schema in new.parameter_schemas.items()
+                     if schema.immutable and name in stored.parameter_schemas
+                     and stored.parameters.get(name) != new.parameters.get(name))
+    if changed:
+        raise ImmutableParameterModified(keys=", ".join(changed))

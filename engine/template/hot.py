@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import InvalidTemplateVersion, Location, StackValidationFailed
-from engine.template.functions import parse_value
+from engine.template.functions import ParseContext, parse_condition, parse_value
 from engine.template.parameters import ParameterSchema, parse_schemas
 from engine.template.parse import SourceDocument
 from engine.template.versions import (
@@ -28,11 +28,13 @@ SECTIONS = {"heat_template_version", "description", "parameter_groups", "paramet
 RESOURCE_KEYS = {"type", "properties", "metadata", "depends_on", "deletion_policy",
                  "update_policy", "description", "condition", "external_id"}
 OUTPUT_KEYS = {"value", "description", "condition"}
-_NOT_YET = {
-    "conditions": "The template section \"conditions\" is not supported by Kiln yet.",
-    "condition": "The resource key \"condition\" is not supported by Kiln yet.",
-    "external_id": "The resource key \"external_id\" is not supported by Kiln yet.",
-}
+# Keys that appeared in 2016-10-14 (newton); older versions refuse them as Heat does.
+_NEWTON_SECTIONS = {"conditions"}
+_NEWTON_RESOURCE_KEYS = {"condition", "external_id"}
+DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
+# Keys Kiln parses but cannot honour yet: refused, not silently ignored. No built-in type
+# has an update policy, and adopting an external resource needs each type's check.
+_NOT_YET = ("external_id", "update_policy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +46,8 @@ class ResourceDefinition:
     metadata: Any
     description: str
     location: Location
+    condition: Any = True  # a parsed condition: bool, ConditionRef or a function
+    deletion_policy: str = "Delete"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +56,7 @@ class OutputDefinition:
     value: Any
     description: str
     location: Location
+    condition: Any = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,27 +67,36 @@ class HotTemplate:
     parameters: Mapping[str, ParameterSchema]
     resources: Mapping[str, ResourceDefinition]
     outputs: Mapping[str, OutputDefinition]
+    conditions: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    parameter_groups: tuple[Mapping[str, Any], ...] = ()
 
 
-def load(doc: SourceDocument) -> HotTemplate:
+def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> HotTemplate:
+    """Check the document's shape and parse its values; ``files`` answers ``get_file``."""
     data = doc.data
     if not isinstance(data, Mapping):
         raise StackValidationFailed(doc.location(()),
                                     reason="Template not in valid format: it must be a map.")
     version = _version(doc, data)
     for key in data:
-        if key not in SECTIONS:
+        if key not in SECTIONS or (key in _NEWTON_SECTIONS and not version.has_conditions):
             raise StackValidationFailed(doc.location((str(key),)),
                                         reason=f"The template section is invalid: {key}")
-    if "conditions" in data:
-        raise StackValidationFailed(doc.location(("conditions",)), reason=_NOT_YET["conditions"])
+    conditions = _section(doc, data.get("conditions"), "conditions")
+    ctx = ParseContext(doc=doc, version=version, files=files or {},
+                       conditions=frozenset(str(k) for k in conditions))
+    parameters = parse_schemas(doc, data.get("parameters"), version)
     return HotTemplate(
         doc=doc,
         version=version,
         description=str(data.get("description") or ""),
-        parameters=parse_schemas(doc, data.get("parameters")),
-        resources=_resources(doc, data.get("resources"), version),
-        outputs=_outputs(doc, data.get("outputs"), version),
+        parameters=parameters,
+        resources=_resources(ctx, data.get("resources")),
+        outputs=_outputs(ctx, data.get("outputs")),
+        conditions={str(name): parse_condition(ctx, body, ("conditions", str(name)),
+                                               named=False)
+                    for name, body in conditions.items()},
+        parameter_groups=_parameter_groups(doc, data.get("parameter_groups"), parameters),
     )
 
 
@@ -113,8 +127,8 @@ def _section(doc: SourceDocument, data: Any, name: str) -> Mapping[str, Any]:
     return data
 
 
-def _resources(doc: SourceDocument, data: Any, version: HotVersion
-               ) -> dict[str, ResourceDefinition]:
+def _resources(ctx: ParseContext, data: Any) -> dict[str, ResourceDefinition]:
+    doc, version = ctx.doc, ctx.version
     result = {}
     for name, body in _section(doc, data, "resources").items():
         path = ("resources", str(name))
@@ -122,29 +136,26 @@ def _resources(doc: SourceDocument, data: Any, version: HotVersion
             raise StackValidationFailed(doc.location(path),
                                         reason=f'Resource "{name}" must be a map')
         for key in body:
-            if key not in RESOURCE_KEYS:
+            if key not in RESOURCE_KEYS or (key in _NEWTON_RESOURCE_KEYS
+                                            and not version.has_conditions):
                 raise StackValidationFailed(doc.location((*path, str(key))),
                                             reason=f'"{key}" is not a valid keyword inside a '
                                                    'resource definition')
-            if key in _NOT_YET:
-                raise StackValidationFailed(doc.location((*path, key)), reason=_NOT_YET[key])
+        for key in _NOT_YET:
+            if body.get(key) not in (None, {}):
+                raise StackValidationFailed(doc.location((*path, key)), reason=(
+                    f'The resource key "{key}" is not supported by Kiln yet.'))
         kind = body.get("type")
         if not isinstance(kind, str) or not kind:
             raise StackValidationFailed(doc.location((*path, "type")),
                                         reason=f'Resource "{name}" has no type')
-        policy = body.get("deletion_policy", "Delete")
-        if str(policy).lower() != "delete":
-            raise StackValidationFailed(
-                doc.location((*path, "deletion_policy")),
-                reason=f'deletion_policy "{policy}" is not supported by Kiln yet')
         depends = body.get("depends_on") or []
         depends = [depends] if isinstance(depends, str) else depends
         if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
             raise StackValidationFailed(doc.location((*path, "depends_on")),
                                         reason="depends_on must be a resource name or a list "
                                                "of them")
-        properties = parse_value(doc, body.get("properties") or {}, (*path, "properties"),
-                                 version)
+        properties = parse_value(ctx, body.get("properties") or {}, (*path, "properties"))
         # NOTE: checked after parsing: {get_param: p} is a map of text but a call once
         # parsed, and the IR needs a map of property names.
         if not isinstance(properties, Mapping):
@@ -154,15 +165,33 @@ def _resources(doc: SourceDocument, data: Any, version: HotVersion
             name=str(name), type=kind,
             properties=properties,
             depends_on=tuple(depends),
+            # Kept as written: it is served back as the tenant wrote it, and evaluated
+            # where it is read (engine.services.resource_requests.static_metadata).
             metadata=body.get("metadata") or {},
             description=str(body.get("description") or ""),
             location=doc.location(path),
+            condition=(parse_condition(ctx, body["condition"], (*path, "condition"))
+                       if "condition" in body else True),
+            deletion_policy=_deletion_policy(ctx, body.get("deletion_policy"), path),
         )
     return result
 
 
-def _outputs(doc: SourceDocument, data: Any, version: HotVersion
-             ) -> dict[str, OutputDefinition]:
+def _deletion_policy(ctx: ParseContext, value: Any, path: tuple[str, ...]) -> str:
+    """The policy as Heat spells it; lower case is accepted from 2016-10-14, as in Heat."""
+    if value is None:
+        return "Delete"
+    for policy in DELETION_POLICIES:
+        if value == policy or (ctx.version.has_conditions and value == policy.lower()):
+            return policy
+    raise StackValidationFailed(
+        ctx.doc.location((*path, "deletion_policy")),
+        reason=f'Invalid deletion policy "{value}"; must be one of '
+               f'{", ".join(DELETION_POLICIES)}')
+
+
+def _outputs(ctx: ParseContext, data: Any) -> dict[str, OutputDefinition]:
+    doc, version = ctx.doc, ctx.version
     result = {}
     for name, body in _section(doc, data, "outputs").items():
         path = ("outputs", str(name))
@@ -170,18 +199,48 @@ def _outputs(doc: SourceDocument, data: Any, version: HotVersion
             raise StackValidationFailed(doc.location(path),
                                         reason=f'Output "{name}" must be a map with a value')
         for key in body:
-            if key not in OUTPUT_KEYS:
+            if key not in OUTPUT_KEYS or (key == "condition" and not version.has_conditions):
                 raise StackValidationFailed(doc.location((*path, str(key))),
                                             reason=f'"{key}" is not a valid keyword inside an '
                                                    'output definition')
-            if key == "condition":
-                raise StackValidationFailed(doc.location((*path, key)),
-                                            reason='The output key "condition" is not '
-                                                   'supported by Kiln yet.')
         result[str(name)] = OutputDefinition(
             name=str(name),
-            value=parse_value(doc, body["value"], (*path, "value"), version),
+            value=parse_value(ctx, body["value"], (*path, "value")),
             description=str(body.get("description") or "No description given"),
             location=doc.location(path),
+            condition=(parse_condition(ctx, body["condition"], (*path, "condition"))
+                       if "condition" in body else True),
         )
     return result
+
+
+def _parameter_groups(doc: SourceDocument, data: Any,
+                      parameters: Mapping[str, ParameterSchema]
+                      ) -> tuple[Mapping[str, Any], ...]:
+    """Heat's checks: a list of maps, each with a list of declared parameters, and no
+    parameter in two groups."""
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        raise StackValidationFailed(doc.location(("parameter_groups",)),
+                                    reason="The parameter_groups should be a list.")
+    seen: dict[str, int] = {}
+    for index, group in enumerate(data):
+        path = ("parameter_groups", index)
+        names = group.get("parameters") if isinstance(group, Mapping) else None
+        if not isinstance(group, Mapping) or names is None:
+            raise StackValidationFailed(doc.location(path), reason=(
+                "Parameters must be provided for each Parameter Group."))
+        if not isinstance(names, list):
+            raise StackValidationFailed(doc.location((*path, "parameters")),
+                                        reason="The grouped parameters should be a list.")
+        for position, name in enumerate(names):
+            where = doc.location((*path, "parameters", position))
+            if name in seen:
+                raise StackValidationFailed(where, reason=(
+                    f"The {name} parameter must be assigned to one parameter group only."))
+            if name not in parameters:
+                raise StackValidationFailed(where, reason=(
+                    f"The grouped parameter {name} does not reference a valid parameter."))
+            seen[name] = index
+    return tuple(data)

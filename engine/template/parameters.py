@@ -24,11 +24,13 @@ from engine.schema import (
     AllowedValues,
     Constraint,
     Length,
+    Modulo,
     Range,
     to_boolean,
     to_number,
 )
 from engine.template.parse import SourceDocument, document
+from engine.template.versions import HotVersion
 
 MASK = "******"
 TYPES = ("string", "number", "boolean", "json", "comma_delimited_list")
@@ -39,7 +41,11 @@ _CONSTRAINT_TYPES = {
     "range": ("number",),
     "allowed_values": ("string", "number", "comma_delimited_list", "boolean"),
     "allowed_pattern": ("string",),
+    "modulo": ("number",),
 }
+# Parameter keys and constraints that arrived in later versions: (name, first version).
+_KEY_SINCE = {"tags": "2018-03-02"}
+_CONSTRAINT_SINCE = {"modulo": "2017-02-24"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +59,8 @@ class ParameterSchema:
     description: str = ""
     constraints: tuple[tuple[Constraint, str], ...] = ()
     location: Location = dataclasses.field(default_factory=Location)
+    immutable: bool = False
+    tags: tuple[str, ...] = ()
 
     def convert(self, value: Any) -> Any:
         """Typed value of ``value``, checked against the constraints."""
@@ -99,21 +107,27 @@ class ParameterSchema:
         )
 
 
-def parse_schemas(doc: SourceDocument, section: Any) -> dict[str, ParameterSchema]:
+def parse_schemas(doc: SourceDocument, section: Any, version: HotVersion | None = None
+                  ) -> dict[str, ParameterSchema]:
+    """The declared parameters; ``version`` None accepts every version's keys (for code
+    reading a stored template that was checked when it was stored)."""
     if section is None:
         return {}
     if not isinstance(section, Mapping):
         raise StackValidationFailed(doc.location(("parameters",)),
                                     reason='"parameters" must be a map')
-    return {str(name): _parse_one(doc, str(name), body) for name, body in section.items()}
+    return {str(name): _parse_one(doc, str(name), body, version)
+            for name, body in section.items()}
 
 
-def _parse_one(doc: SourceDocument, name: str, body: Any) -> ParameterSchema:
+def _parse_one(doc: SourceDocument, name: str, body: Any, version: HotVersion | None
+               ) -> ParameterSchema:
     path = ("parameters", name)
     loc = doc.location(path)
     if not isinstance(body, Mapping):
         raise StackValidationFailed(loc, reason=f'Parameter "{name}" must be a map')
-    unknown = sorted(set(body) - _KEYS)
+    unknown = sorted(k for k in body if k not in _KEYS or (
+        version is not None and k in _KEY_SINCE and not version.since(_KEY_SINCE[k])))
     if unknown:
         raise StackValidationFailed(doc.location((*path, unknown[0])),
                                     reason=f'Invalid key "{unknown[0]}" for parameter ({name})')
@@ -123,21 +137,38 @@ def _parse_one(doc: SourceDocument, name: str, body: Any) -> ParameterSchema:
                                     reason=f'Invalid type ({kind}) for parameter ({name}); '
                                            f'must be one of {", ".join(TYPES)}')
     constraints = tuple(
-        _parse_constraint(doc, item, (*path, "constraints", i), kind)
+        _parse_constraint(doc, item, (*path, "constraints", i), kind, version)
         for i, item in enumerate(body.get("constraints") or [])
     )
+    tags = body.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise StackValidationFailed(doc.location((*path, "tags")),
+                                    reason=f'The tags of parameter "{name}" must be a list '
+                                           "of strings")
     schema = ParameterSchema(
         name=name, type=kind, default=body.get("default"), has_default="default" in body,
-        hidden=bool(body.get("hidden", False)), label=str(body.get("label") or ""),
+        hidden=_flag(doc, body, path, "hidden"), label=str(body.get("label") or ""),
         description=str(body.get("description") or ""), constraints=constraints, location=loc,
+        immutable=_flag(doc, body, path, "immutable"), tags=tuple(tags),
     )
     if schema.has_default and schema.default is not None:
         schema.convert(schema.default)
     return schema
 
 
-def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], param_type: str
-                      ) -> tuple[Constraint, str]:
+def _flag(doc: SourceDocument, body: Mapping[str, Any], path: tuple[Any, ...], key: str
+          ) -> bool:
+    value = body.get(key, False)
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise StackValidationFailed(doc.location((*path, key)),
+                                reason=f'"{key}" of parameter "{path[-1]}" must be a boolean')
+
+
+def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], param_type: str,
+                      version: HotVersion | None) -> tuple[Constraint, str]:
     loc = doc.location(path)
     if not isinstance(item, Mapping):
         raise StackValidationFailed(loc, reason="A parameter constraint must be a map")
@@ -146,7 +177,9 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
     if len(kinds) != 1:
         raise StackValidationFailed(loc, reason="A parameter constraint must have one kind")
     kind, arg = kinds[0], item[kinds[0]]
-    if kind not in _CONSTRAINT_TYPES:
+    if kind not in _CONSTRAINT_TYPES or (
+            version is not None and kind in _CONSTRAINT_SINCE
+            and not version.since(_CONSTRAINT_SINCE[kind])):
         raise StackValidationFailed(loc, reason=f'Invalid parameter constraints: "{kind}" '
                                                 "is not supported")
     # NOTE: checked here so that a constraint can never meet a value it cannot compare
@@ -162,6 +195,16 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
                    for b in (low, high)):
                 raise TypeError(kind)
             return (Length(low, high) if kind == "length" else Range(low, high)), description
+        if kind == "modulo":
+            step, offset = arg.get("step"), arg.get("offset")
+            if (not isinstance(step, int) or not isinstance(offset, int)
+                    or isinstance(step, bool) or isinstance(offset, bool)):
+                raise TypeError(kind)
+            if step == 0 or abs(offset) >= abs(step):
+                raise StackValidationFailed(loc, reason='Invalid "modulo" constraint: step '
+                                                        "must be non-zero and larger than "
+                                                        "offset")
+            return Modulo(step, offset), description
         if kind == "allowed_values":
             if not isinstance(arg, list):
                 raise TypeError(kind)
@@ -176,19 +219,24 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
 
 def resolve_values(
     schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any], *,
-    require_all: bool = True,
+    require_all: bool = True, defaults: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Typed values for every declared parameter, from ``given`` or the defaults.
+    """Typed values for every declared parameter: ``given``, else the environment's
+    ``defaults`` (its parameter_defaults), else the template's default; a null counts as
+    not given, as in Heat.
 
     Without ``require_all`` (template validate, which Heat allows without values) a
-    parameter with neither is left out, and what depends on it stays unevaluated."""
+    parameter with none is left out, and what depends on it stays unevaluated."""
     for key in given:
         if key not in schemas:
             raise UnknownUserParameter(key=key)
+    defaults = defaults or {}
     values: dict[str, Any] = {}
     for name, schema in schemas.items():
-        if name in given:
+        if given.get(name) is not None:
             values[name] = schema.convert(given[name])
+        elif defaults.get(name) is not None:
+            values[name] = schema.convert(defaults[name])
         elif schema.has_default and schema.default is not None:
             values[name] = schema.convert(schema.default)
         elif require_all:

@@ -1,9 +1,9 @@
 """Template format versions Kiln knows and the intrinsic functions each one exposes.
 
 The function sets are Heat's, version by version (HEAT-API.md 9.2), so that a function is
-recognised exactly where Heat recognises it. ``IMPLEMENTED`` says which of them Kiln
-evaluates today; a template that uses a known but unimplemented function gets a clear 400
-instead of having the call silently treated as data.
+recognised exactly where Heat recognises it. Which of them Kiln evaluates is
+``engine.template.functions.IMPLEMENTED``; a template that uses a known but unimplemented
+function gets a clear 400 instead of having the call silently treated as data.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ _2017_02 = _2016_10 | {"filter", "str_replace_strict"}
 _2017_09 = _2017_02 | {"make_url", "list_concat", "list_concat_unique", "contains",
                        "str_replace_vstrict"}
 
+_REMOVED_2014 = _CFN_2013 - {"Fn::Select"}
+_REMOVED_2015 = _CFN_2013
+
 _COND_2016 = frozenset({"equals", "not", "and", "or", "get_param"})
 _COND_2017 = _COND_2016 | {"yaql", "contains"}
 
@@ -36,10 +39,16 @@ class HotVersion:
     alias: str | None
     functions: frozenset[str]
     condition_functions: frozenset[str]
+    # CFN functions an earlier version had: still calls, refused with Heat's message.
+    removed: frozenset[str] = frozenset()
 
     @property
     def has_conditions(self) -> bool:
         return bool(self.condition_functions)
+
+    def since(self, date: str) -> bool:
+        """Whether this version is ``date`` or newer (behaviour that changed then)."""
+        return self.date >= date
 
     @property
     def full_name(self) -> str:
@@ -48,19 +57,17 @@ class HotVersion:
 
 HOT_VERSIONS: tuple[HotVersion, ...] = (
     HotVersion("2013-05-23", None, _BASE | _CFN_2013, frozenset()),
-    HotVersion("2014-10-16", None, _2014, frozenset()),
-    HotVersion("2015-04-30", None, _2015_04, frozenset()),
-    HotVersion("2015-10-15", None, _2015_10, frozenset()),
-    HotVersion("2016-04-08", None, _2016_04, frozenset()),
-    HotVersion("2016-10-14", "newton", _2016_10, _COND_2016),
-    HotVersion("2017-02-24", "ocata", _2017_02, _COND_2016),
-    HotVersion("2017-09-01", "pike", _2017_09, _COND_2017),
-    HotVersion("2018-03-02", "queens", _2017_09, _COND_2017),
-    HotVersion("2018-08-31", "rocky", _2017_09, _COND_2017),
-    HotVersion("2021-04-16", "wallaby", _2017_09, _COND_2017),
+    HotVersion("2014-10-16", None, _2014, frozenset(), _REMOVED_2014),
+    HotVersion("2015-04-30", None, _2015_04, frozenset(), _REMOVED_2014),
+    HotVersion("2015-10-15", None, _2015_10, frozenset(), _REMOVED_2015),
+    HotVersion("2016-04-08", None, _2016_04, frozenset(), _REMOVED_2015),
+    HotVersion("2016-10-14", "newton", _2016_10, _COND_2016, _REMOVED_2015),
+    HotVersion("2017-02-24", "ocata", _2017_02, _COND_2016, _REMOVED_2015),
+    HotVersion("2017-09-01", "pike", _2017_09, _COND_2017, _REMOVED_2015),
+    HotVersion("2018-03-02", "queens", _2017_09, _COND_2017, _REMOVED_2015),
+    HotVersion("2018-08-31", "rocky", _2017_09, _COND_2017, _REMOVED_2015),
+    HotVersion("2021-04-16", "wallaby", _2017_09, _COND_2017, _REMOVED_2015),
 )
-
-IMPLEMENTED = frozenset({"get_param", "get_resource", "get_attr", "str_replace", "list_join"})
 
 
 def find_hot_version(value: object) -> HotVersion | None:

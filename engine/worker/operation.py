@@ -175,6 +175,8 @@ class OperationDriver:
                 target = payload["target"]
                 stack.template, stack.parameters = target["template"], target["parameters"]
                 stack.environment = target.get("environment") or {}
+                if "files" in target:  # operations stored before files were recorded lack it
+                    stack.files = target["files"]
                 stack.updated_at = now
             try:
                 ir = stack_ir(stack, self._registry)

@@ -24,7 +24,8 @@ def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack
     doc = document(stack.template)
     return build_from_document(doc, stack.parameters,
                                pseudo_parameters(stack.id, stack.name, stack.tenant_id),
-                               registry.get)
+                               registry.get, files=stack.files,
+                               environment=stack.environment)
 
 
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
@@ -69,6 +70,10 @@ class StoredScope:
     def attribute(self, resource: str, attribute: str) -> Any:
         instance = self._instance(resource)
         return instance.get_attribute(attribute) if instance else None
+
+    def attributes(self, resource: str) -> Any:
+        instance = self._instance(resource)
+        return instance.all_attributes() if instance else None
 
     def _instance(self, name: str) -> Resource | None:
         stored = self._resources.get(name)

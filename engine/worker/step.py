@@ -181,11 +181,13 @@ class StepRunner:
             if step.action == CLEANUP:
                 return self._prepare_replaced(session, step, stack, row, now)
             never_created = row.properties is None and row.physical_id is None
-            if step.action in (DELETE, SUSPEND, RESUME) and never_created:
-                # Nothing in the backend to act on. A delete still ends the resource.
+            retained = step.action == DELETE and row.deletion_policy == "Retain"
+            if (step.action in (DELETE, SUSPEND, RESUME) and never_created) or retained:
+                # Nothing in the backend to act on, or the template says to leave it
+                # there (deletion_policy: Retain). A delete still ends the resource.
                 if step.action == DELETE:
-                    self._set_state(session, stack, row, DELETE, COMPLETE, "state changed",
-                                    now)
+                    self._set_state(session, stack, row, DELETE, COMPLETE,
+                                    "Retained" if retained else "state changed", now)
                 self._close_quietly(session, step, now)
                 return None
             if step.action == CHECK and never_created:
@@ -238,6 +240,7 @@ class StepRunner:
                 prop_diff = diff_of(row.properties or {}, properties)
             if node is not None and failure is None:
                 row.type, row.properties = node.type_name, properties
+                row.deletion_policy = node.deletion_policy
             if not step.started:
                 self._set_state(session, stack, row, action, IN_PROGRESS,
                                 "state changed", now)

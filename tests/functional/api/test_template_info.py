@@ -22,7 +22,13 @@ HOT_VERSIONS = ["2013-05-23", "2014-10-16", "2015-04-30", "2015-10-15", "2016-04
                 "2021-04-16"]
 ALIASES = {"2016-10-14": "newton", "2017-02-24": "ocata", "2017-09-01": "pike",
            "2018-03-02": "queens", "2018-08-31": "rocky", "2021-04-16": "wallaby"}
-KILN_FUNCTIONS = ["get_attr", "get_param", "get_resource", "list_join", "str_replace"]
+# Heat's set for 2018-08-31 (rocky), sorted, and its condition functions.
+KILN_FUNCTIONS = ["contains", "digest", "filter", "get_attr", "get_file", "get_param",
+                  "get_resource", "if", "list_concat", "list_concat_unique", "list_join",
+                  "make_url", "map_merge", "map_replace", "repeat", "resource_facade",
+                  "str_replace", "str_replace_strict", "str_replace_vstrict", "str_split",
+                  "yaql"]
+CONDITION_FUNCTIONS = ["and", "contains", "equals", "get_param", "not", "or", "yaql"]
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +77,11 @@ def test_functions_by_alias_and_with_conditions(setup: dict[str, Any]) -> None:
     with_conditions = setup["heat"].template_versions.get(
         "heat_template_version.2018-08-31", with_condition_func=True)
 
-    # Kiln refuses the conditions section, so no condition function is offered.
     assert [f.functions for f in by_alias] == KILN_FUNCTIONS
-    assert [f.functions for f in with_conditions] == KILN_FUNCTIONS
+    assert [f.functions for f in with_conditions] == sorted(set(KILN_FUNCTIONS)
+                                                            | set(CONDITION_FUNCTIONS))
+    assert {f.functions: f.description for f in with_conditions}["not"] == (
+        "A function that acts as a NOT operator on a condition.")
 
 
 def test_oldest_version_lists_its_list_join_text(setup: dict[str, Any]) -> None:

@@ -243,13 +243,15 @@ def test_values_that_depend_on_resources_are_checked_later(make: Make) -> None:
 def test_an_evaluation_error_in_a_known_value(make: Make) -> None:
     text = ("heat_template_version: rocky\nparameters:\n  p: {type: json, default: {}}\n"
             "resources:\n  s:\n    type: Test::Server\n"
-            "    properties:\n      flavor: {get_param: [p, missing]}\n")
+            "    properties:\n"
+            "      flavor: {str_replace: {template: {get_param: p}, params: {}}}\n")
 
     with pytest.raises(StackValidationFailed) as caught:
         make(text)
 
     assert str(caught.value) == (
-        'template:8 resources.s.properties.flavor.get_param: path component "missing" not found'
+        'template:8 resources.s.properties.flavor.str_replace: "str_replace" template must be '
+        "a string"
     )
 
 

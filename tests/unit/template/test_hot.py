@@ -125,12 +125,6 @@ def test_unknown_section() -> None:
     )
 
 
-def test_conditions_are_not_implemented() -> None:
-    assert refusal("heat_template_version: rocky\nconditions: {c: true}\n") == (
-        'template:2 conditions: The template section "conditions" is not supported by Kiln yet.'
-    )
-
-
 @pytest.mark.parametrize("section", ["resources", "outputs"])
 def test_sections_must_be_maps(section: str) -> None:
     assert refusal(f"heat_template_version: rocky\n{section}: [a]\n") == (
@@ -156,29 +150,34 @@ def test_unknown_resource_key() -> None:
     )
 
 
-@pytest.mark.parametrize("key", ["condition", "external_id"])
-def test_resource_keys_kiln_does_not_implement(key: str) -> None:
-    assert refusal(resource(f"    type: T\n    {key}: x\n")) == (
-        f'template:5 resources.r.{key}: The resource key "{key}" is not supported by Kiln yet.'
-    )
-
-
 @pytest.mark.parametrize("body", ["    properties: {}\n", "    type: ''\n", "    type: [T]\n"])
 def test_resource_needs_a_type(body: str) -> None:
     assert refusal(resource(body)).endswith('Resource "r" has no type')
 
 
-@pytest.mark.parametrize("policy", ["Delete", "delete"])
-def test_deletion_policy_delete(policy: str) -> None:
-    assert hot(resource(f"    type: T\n    deletion_policy: {policy}\n")).resources["r"]
+@pytest.mark.parametrize(("policy", "stored"), [("Delete", "Delete"), ("delete", "Delete"),
+                                               ("Retain", "Retain"), ("retain", "Retain"),
+                                               ("Snapshot", "Snapshot")])
+def test_deletion_policies(policy: str, stored: str) -> None:
+    template = hot(resource(f"    type: T\n    deletion_policy: {policy}\n"))
+
+    assert template.resources["r"].deletion_policy == stored
 
 
-@pytest.mark.parametrize("policy", ["Retain", "Snapshot"])
-def test_other_deletion_policies_are_not_implemented(policy: str) -> None:
-    assert refusal(resource(f"    type: T\n    deletion_policy: {policy}\n")) == (
-        f'template:5 resources.r.deletion_policy: deletion_policy "{policy}" is not '
-        "supported by Kiln yet"
-    )
+def test_lower_case_deletion_policy_needs_newton() -> None:
+    text = "heat_template_version: 2016-04-08\nresources:\n  r:\n    type: T\n" \
+           "    deletion_policy: retain\n"
+
+    assert refusal(text) == ('template:5 resources.r.deletion_policy: Invalid deletion policy '
+                             '"retain"; must be one of Delete, Retain, Snapshot')
+
+
+@pytest.mark.parametrize("key", ["condition: c", "external_id: x"])
+def test_newton_resource_keys_are_refused_before_newton(key: str) -> None:
+    text = f"heat_template_version: 2016-04-08\nresources:\n  r:\n    type: T\n    {key}\n"
+
+    assert refusal(text).endswith(f'"{key.split(":")[0]}" is not a valid keyword inside a '
+                                  "resource definition")
 
 
 @pytest.mark.parametrize("depends", ["{a: b}", "[a, [b]]", "3"])
@@ -211,12 +210,6 @@ def test_functions_in_properties_are_parsed_with_their_paths() -> None:
     assert str(size.location) == "template:7 resources.r.properties.size.get_param"
 
 
-def test_unimplemented_function_in_properties() -> None:
-    assert refusal(resource("    type: T\n    properties:\n      v: {map_merge: [{}, {}]}\n")
-                   ) == ('template:6 resources.r.properties.v.map_merge: The function '
-                         '"map_merge" is not supported by Kiln yet.')
-
-
 def test_output_needs_a_value() -> None:
     assert refusal("heat_template_version: rocky\noutputs:\n  o: {description: x}\n") == (
         'template:3 outputs.o: Output "o" must be a map with a value'
@@ -231,16 +224,17 @@ def test_unknown_output_key() -> None:
     )
 
 
-def test_output_condition_is_not_implemented() -> None:
-    assert refusal("heat_template_version: rocky\noutputs:\n  o:\n    value: 1\n"
-                   "    condition: c\n") == (
-        'template:5 outputs.o.condition: The output key "condition" is not supported by Kiln '
-        "yet."
-    )
-
-
 def test_parameter_errors_surface_from_load() -> None:
     assert refusal("heat_template_version: rocky\nparameters:\n  p: {type: nope}\n") == (
         "template:3 parameters.p.type: Invalid type (nope) for parameter (p); must be one of "
         "string, number, boolean, json, comma_delimited_list"
     )
+
+
+@pytest.mark.parametrize("key", ["external_id: abc", "update_policy: {batch: 1}"])
+def test_keys_kiln_cannot_honour_yet_are_refused(key: str) -> None:
+    name = key.split(":")[0]
+
+    assert refusal(resource(f"    type: T\n    {key}\n")) == (
+        f'template:5 resources.r.{name}: The resource key "{name}" is not supported by '
+        "Kiln yet.")

@@ -263,17 +263,29 @@ def test_every_constraint_is_checked() -> None:
     assert rejection(body, "b").endswith('"b" is not an allowed value [\'a\']')
 
 
-@pytest.mark.parametrize("kind", ["modulo: {step: 2, offset: 1}", "custom_constraint: nova.flavor"])
-def test_constraints_kiln_does_not_implement(kind: str) -> None:
-    name = kind.split(":")[0]
-
+def test_custom_constraints_are_not_implemented_yet() -> None:
     with pytest.raises(StackValidationFailed) as caught:
-        one(f"{{type: number, constraints: [{{{kind}}}]}}")
+        one("{type: string, constraints: [{custom_constraint: nova.flavor}]}")
 
     assert caught.value.message == (
-        f'Invalid parameter constraints: "{name}" is not supported'
+        'Invalid parameter constraints: "custom_constraint" is not supported'
     )
     assert str(caught.value.location) == "template:2 parameters.p.constraints[0]"
+
+
+def test_modulo_constraint() -> None:
+    body = "{type: number, constraints: [{modulo: {step: 2, offset: 1}}]}"
+
+    assert one(body).convert("3") == 3
+    assert rejection(body, "4") == (
+        "Parameter 'p' is invalid: 4 is not a multiple of 2 with an offset of 1)")
+
+
+@pytest.mark.parametrize("arg", ["{step: 0, offset: 0}", "{step: 2, offset: 2}", "{step: 2}",
+                                 "{step: a, offset: 1}"])
+def test_modulo_needs_a_step_larger_than_its_offset(arg: str) -> None:
+    with pytest.raises(StackValidationFailed, match='Invalid "modulo" constraint'):
+        one(f"{{type: number, constraints: [{{modulo: {arg}}}]}}")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,274 @@
+"""Environments: what a request sets beside the template, merged as Heat merges them.
+
+An environment has six sections (``ENVIRONMENT_SECTIONS``). A request gives one in
+``environment`` or a list of names in ``environment_files`` whose texts are in ``files``;
+with the list, the body's ``environment`` is ignored and the files are merged in order on
+top of the request's ``parameters`` (Heat's order, so that heatclient's requests mean the
+same here). ``resource_registry`` maps type names to other type names (exactly, by a
+trailing-``*`` glob, or for one resource under ``resources``); ``parameter_defaults``
+replace template defaults.
+
+Everything here is pure: plain data in, plain data or an :class:`Environment` out.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.errors import BadRequest, ResourceTypeNotFound
+from engine.template.parse import document
+
+ENVIRONMENT_SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
+                        "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
+MERGE_STRATEGIES = ("overwrite", "merge", "deep_merge")
+TEMPLATE_SUFFIXES = (".yaml", ".template")
+_LIST_SECTIONS = ("encrypted_param_names", "event_sinks")
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+    parameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    parameter_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    resource_registry: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    encrypted_param_names: tuple[str, ...] = ()
+    event_sinks: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Environment:
+        """The environment of a stored stack (already checked when it was stored)."""
+        data = data or {}
+        return cls(parameters=dict(data.get("parameters") or {}),
+                   parameter_defaults=dict(data.get("parameter_defaults") or {}),
+                   resource_registry=dict(data.get("resource_registry") or {}),
+                   encrypted_param_names=tuple(data.get("encrypted_param_names") or ()),
+                   event_sinks=tuple(data.get("event_sinks") or ()))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Heat's stored form: every section present, ``resources`` always in the
+        registry."""
+        registry = dict(self.resource_registry)
+        registry.setdefault("resources", {})
+        return {"parameters": dict(self.parameters),
+                "parameter_defaults": dict(self.parameter_defaults),
+                "resource_registry": registry,
+                "encrypted_param_names": list(self.encrypted_param_names),
+                "event_sinks": [dict(s) for s in self.event_sinks]}
+
+    def resolve_type(self, type_name: str, resource_name: str) -> str:
+        """The type that implements ``type_name`` for ``resource_name``.
+
+        A per-resource entry beats an exact entry, which beats the longest matching glob;
+        a mapped name is looked up again (so aliases chain). A chain that comes back to a
+        name already on it stops there."""
+        return _resolve(self.resource_registry, type_name, resource_name, ())
+
+
+def _resolve(registry: Mapping[str, Any], type_name: str, resource_name: str,
+             seen: tuple[str, ...]) -> str:
+    if type_name in seen:
+        return type_name
+    for candidate in _candidates(registry, type_name, resource_name):
+        if candidate.endswith(TEMPLATE_SUFFIXES):
+            raise ResourceTypeNotFound(type_name=f"{type_name} (mapped to the template "
+                                                 f"{candidate}: provider templates are not "
+                                                 "supported by Kiln yet)")
+        return _resolve(registry, candidate, resource_name, (*seen, type_name))
+    return type_name
+
+
+def _candidates(registry: Mapping[str, Any], type_name: str, resource_name: str) -> list[str]:
+    found: list[str] = []
+    per_resource = (registry.get("resources") or {}).get(resource_name) or {}
+    if isinstance(per_resource.get(type_name), str):
+        found.append(per_resource[type_name])
+    if isinstance(registry.get(type_name), str):
+        found.append(registry[type_name])
+    globs = sorted((k for k, v in registry.items()
+                    if k.endswith("*") and isinstance(v, str)
+                    and type_name.startswith(k[:-1])), key=lambda k: (-len(k), k))
+    for key in globs:
+        target = registry[key]
+        mapped = target[:-1] + type_name[len(key) - 1:] if target.endswith("*") else target
+        if mapped != type_name:  # a glob never maps a type onto itself
+            found.append(mapped)
+    return found
+
+
+# --- reading a request -------------------------------------------------------------------
+
+
+def parse_environment(value: Any, name: str = "environment") -> dict[str, Any]:
+    """An environment from a request (a map, or YAML/JSON text), with Heat's checks."""
+    if value is None:
+        return {}
+    data = document(value, name).data if isinstance(value, str) else value
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise BadRequest(reason="Environment not in valid format: The environment is not "
+                                "a valid YAML mapping data type.")
+    for section, body in data.items():
+        if section not in ENVIRONMENT_SECTIONS:
+            raise BadRequest(reason=f'Environment not in valid format: environment has '
+                                    f'wrong section "{section}"')
+        if body is None:
+            raise BadRequest(reason=f'Environment not in valid format: environment has '
+                                    f'empty section "{section}"')
+        _check_section(section, body, name)
+    return dict(data)
+
+
+def _check_section(section: str, body: Any, name: str) -> None:
+    wanted_list = section in _LIST_SECTIONS
+    if not isinstance(body, list if wanted_list else Mapping):
+        wanted = "a list" if wanted_list else "a map"
+        raise BadRequest(reason=f'The section "{section}" of {name} must be {wanted}')
+    _check_contents(section, body, name)
+
+
+def _check_contents(section: str, body: Any, name: str) -> None:
+    if section == "resource_registry":
+        _check_registry(body, name)
+    elif section == "event_sinks":
+        for sink in body:
+            if not isinstance(sink, Mapping) or not isinstance(sink.get("type"), str):
+                raise BadRequest(reason=f"Each event sink in {name} must be a map with a "
+                                        "type")
+    elif section == "parameter_merge_strategies":
+        for param, strategy in body.items():
+            if strategy not in MERGE_STRATEGIES:
+                raise BadRequest(reason=f"Invalid merge strategy '{strategy}' for parameter "
+                                        f"'{param}'.")
+
+
+def _check_registry(registry: Mapping[str, Any], name: str) -> None:
+    for key, value in registry.items():
+        if key == "resources":
+            if not isinstance(value, Mapping) or not all(isinstance(v, Mapping)
+                                                         for v in value.values()):
+                raise BadRequest(reason=f'"resource_registry.resources" in {name} must map '
+                                        "resource names to maps")
+            for entry in value.values():
+                for inner in ("hooks", "restricted_actions"):
+                    if inner in entry:
+                        raise BadRequest(reason=f'"{inner}" in resource_registry are not '
+                                                "supported by Kiln yet.")
+                _check_registry({k: v for k, v in entry.items()}, name)
+        elif key in ("hooks", "restricted_actions"):
+            raise BadRequest(reason=f'"{key}" in resource_registry are not supported by '
+                                    "Kiln yet.")
+        elif value is not None and not isinstance(value, str):
+            raise BadRequest(reason=f'resource_registry entry "{key}" in {name} must map to '
+                                    "a type name or a template file")
+
+
+def request_environment(body: Mapping[str, Any], parameter_types: Mapping[str, str]
+                        ) -> dict[str, Any]:
+    """The environment a create, update or preview request sets, merged as Heat merges
+    it: ``environment`` (or, when given, the ``environment_files`` from ``files`` in
+    order, ignoring ``environment``) with the request's ``parameters`` applied first.
+    ``parameter_types`` (name -> HOT type) lets a merge strategy merge by type."""
+    parameters = body.get("parameters") or {}
+    if not isinstance(parameters, Mapping):
+        raise BadRequest(reason="parameters must be a map")
+    names = body.get("environment_files") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise BadRequest(reason="environment_files must be a list of file names")
+    if not names:
+        given = parse_environment(body.get("environment"))
+        given.pop("parameter_merge_strategies", None)
+        given["parameters"] = {**(given.get("parameters") or {}), **parameters}
+        return given
+    files = body.get("files") or {}
+    if not isinstance(files, Mapping):
+        raise BadRequest(reason="files must be a map")
+    env: dict[str, Any] = {"parameters": dict(parameters)}
+    strategies_seen: dict[str, str] = {}
+    for name in names:
+        if name not in files:
+            raise BadRequest(reason=f'The environment file "{name}" is not in "files"')
+        one = parse_environment(files[name], name)
+        strategies = one.pop("parameter_merge_strategies", {}) or {}
+        for section, value in one.items():
+            if section in ("parameters", "parameter_defaults"):
+                env[section] = _merge_parameters(env.get(section) or {}, value, strategies,
+                                                 strategies_seen, parameter_types, name)
+            elif section in _LIST_SECTIONS:
+                env[section] = [*(env.get(section) or []), *value]
+            else:
+                env[section] = {**(env.get(section) or {}),
+                                **{k: v for k, v in value.items() if v is not None}}
+    return env
+
+
+def _merge_parameters(old: Mapping[str, Any], new: Mapping[str, Any],
+                      strategies: Mapping[str, str], seen: dict[str, str],
+                      types: Mapping[str, str], file: str) -> dict[str, Any]:
+    merged = dict(old)
+    for key, value in new.items():
+        # A strategy a file states (for the key, or as its default) is remembered, and a
+        # later file stating another is a conflict; a file that states none overwrites
+        # unless an earlier one chose otherwise.
+        stated = strategies.get(key, strategies.get("default"))
+        if stated is not None and seen.setdefault(key, stated) != stated:
+            raise BadRequest(reason=f"Conflicting merge strategy '{stated}' for parameter "
+                                    f"'{key}' in file '{file}'.")
+        strategy = stated or seen.get(key, "overwrite")
+        if value is None:
+            continue
+        if strategy == "overwrite" or key not in merged:
+            merged[key] = copy.deepcopy(value)
+            continue
+        merged[key] = _merge_value(merged[key], value, types.get(key, "string"),
+                                   deep=strategy == "deep_merge", key=key)
+    return merged
+
+
+def _merge_value(old: Any, new: Any, kind: str, *, deep: bool, key: str) -> Any:
+    if kind == "json":
+        return _merge_maps(_json(old, key), _json(new, key), deep)
+    if kind == "comma_delimited_list":
+        if isinstance(old, str) and isinstance(new, str):
+            return f"{old},{new}" if old else new
+        return [*_as_list(old), *_as_list(new)]
+    if kind == "string":
+        return f"{old}{new}"
+    if kind == "number":
+        try:
+            return float(old) + float(new) if "." in f"{old}{new}" else int(old) + int(new)
+        except (TypeError, ValueError):
+            raise BadRequest(reason=f"Invalid parameter in environment {key}.") from None
+    raise BadRequest(reason=f"Invalid merge strategy 'merge' for parameter '{key}'.")
+
+
+def _json(value: Any, key: str) -> Any:
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise BadRequest(reason=f"Invalid parameter in environment {key}.") from None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return value.split(",") if value else []
+    if isinstance(value, Sequence):
+        return list(value)
+    return [value]
+
+
+def _merge_maps(old: Any, new: Any, deep: bool) -> Any:
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return new
+    merged = dict(old)
+    for key, value in new.items():
+        if deep and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge_maps(merged[key], value, deep)
+        elif deep and isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = [*merged[key], *value]
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,179 @@
+"""Conditions in the IR: which resources and outputs exist, which ``if`` branch is taken,
+and the errors Heat gives for conditions that are wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import InvalidTemplateReference, StackValidationFailed
+from engine.template.functions import GetResource, If
+from tests.unit.ir.conftest import Make
+
+HEAD = """\
+heat_template_version: %(version)s
+parameters:
+  env: {type: string, default: prod}
+  zones: {type: number, default: 1}
+conditions:
+  prod: {equals: [{get_param: env}, prod]}
+  dev: {not: prod}
+  many: {and: [prod, {not: {equals: [{get_param: zones}, 1]}}]}
+"""
+
+
+def template(body: str, version: str = "rocky") -> str:
+    return HEAD % {"version": version} + body
+
+
+def test_a_false_condition_leaves_the_resource_out(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: prod}\n"
+                    "  b: {type: Test::Plain, condition: dev}\n"
+                    "  c: {type: Test::Plain, condition: many}\n")
+
+    assert set(make(text).resources) == {"a"}
+    assert set(make(text, {"env": "dev"}).resources) == {"b"}
+    assert set(make(text, {"zones": 3}).resources) == {"a", "c"}
+
+
+def test_inline_and_boolean_conditions(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: {equals: [{get_param: env}, dev]}}\n"
+                    "  b: {type: Test::Plain, condition: false}\n"
+                    "  c: {type: Test::Plain, condition: true}\n")
+
+    assert set(make(text).resources) == {"c"}
+
+
+def test_if_takes_one_branch_and_only_its_references(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: prod}\n"
+                    "  b: {type: Test::Plain, condition: dev}\n"
+                    "  c:\n"
+                    "    type: Test::Plain\n"
+                    "    properties:\n"
+                    "      value: {if: [prod, {get_resource: a}, {get_resource: b}]}\n")
+
+    stack = make(text)
+
+    value = stack.resources["c"].properties["value"]
+    assert isinstance(value, GetResource) and value.name == "a"
+    assert stack.resources["c"].requires == frozenset({"a"})
+    assert make(text, {"env": "dev"}).resources["c"].requires == frozenset({"b"})
+
+
+def test_depends_on_a_resource_left_out_is_dropped(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: dev}\n"
+                    "  c: {type: Test::Plain, depends_on: [a]}\n")
+
+    assert make(text).resources["c"].requires == frozenset()
+
+
+def test_a_reference_to_a_resource_left_out_is_refused(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: dev}\n"
+                    "  c:\n"
+                    "    type: Test::Plain\n"
+                    "    properties: {value: {get_resource: a}}\n")
+
+    with pytest.raises(InvalidTemplateReference) as caught:
+        make(text)
+
+    assert str(caught.value) == (
+        'template:13 resources.c.properties.value.get_resource: The specified reference "a" '
+        "(in resources.c) is incorrect.")
+
+
+def test_an_output_whose_condition_is_false_is_null(make: Make) -> None:
+    text = template("resources:\n"
+                    "  a: {type: Test::Plain, condition: dev}\n"
+                    "outputs:\n"
+                    "  o: {value: {get_attr: [a, value]}, condition: dev}\n"
+                    "  p: {value: {if: [prod, here, there]}}\n")
+
+    stack = make(text)
+
+    assert stack.outputs["o"].value is None
+    assert stack.outputs["p"].value == "here"
+
+
+def test_wallaby_if_without_a_false_value_leaves_the_item_out(make: Make) -> None:
+    text = template("resources:\n"
+                    "  c:\n"
+                    "    type: Test::Anything\n"
+                    "    properties:\n"
+                    "      kept: {if: [prod, here]}\n"
+                    "      gone: {if: [dev, here]}\n"
+                    "      items: [1, {if: [dev, 2]}, 3]\n"
+                    "      nested: {a: {if: [dev, x]}, b: {if: [prod, {if: [dev, y]}, z]}}\n",
+                    version="wallaby")
+
+    assert make(text).resources["c"].properties == {"kept": "here", "items": [1, 3],
+                                                    "nested": {}}
+
+
+def test_if_with_two_arguments_needs_wallaby(make: Make) -> None:
+    text = template("resources:\n"
+                    "  c: {type: Test::Anything, properties: {x: {if: [prod, here]}}}\n")
+
+    with pytest.raises(StackValidationFailed) as caught:
+        make(text)
+
+    assert caught.value.message == ('Arguments to "if" must be of the form: '
+                                    "[condition_name, value_if_true, value_if_false]")
+
+
+@pytest.mark.parametrize(("body", "where", "message"), [
+    ("resources:\n  a: {type: Test::Plain, condition: nope}\n",
+     "template:10 resources.a.condition", 'Invalid condition "nope"'),
+    ("outputs:\n  o: {value: 1, condition: nope}\n",
+     "template:10 outputs.o.condition", 'Invalid condition "nope"'),
+    ("resources:\n  a: {type: Test::Anything, properties: {x: {if: [nope, 1, 2]}}}\n",
+     "template:10 resources.a.properties.x.if[0]", 'Invalid condition "nope"'),
+])
+def test_an_unknown_condition_is_refused_where_it_is_named(
+        make: Make, body: str, where: str, message: str) -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        make(template(body))
+
+    assert (str(caught.value.location), caught.value.message) == (where, message)
+
+
+@pytest.mark.parametrize(("conditions", "message"), [
+    ("  c: prod_env\n", 'The definition of condition "c" is invalid: prod_env'),
+    ("  c: {get_attr: [a, b]}\n", 'The function "get_attr" is invalid in this context'),
+    ("  c: {equals: [1]}\n", 'Arguments to "equals" must be of the form: [value_1, value_2]'),
+    ("  c: {and: [true]}\n", 'The minimum number of condition arguments to "and" is 2.'),
+    ("  c: {get_param: env}\n", 'The definition of condition "c" is invalid: x'),
+    ("  c: {not: d}\n  d: {not: c}\n", 'Circular definition for condition "c": c -> d -> c'),
+])
+def test_a_broken_condition_is_refused(make: Make, conditions: str, message: str) -> None:
+    text = ("heat_template_version: rocky\nparameters:\n  env: {type: string, default: x}\n"
+            "conditions:\n" + conditions)
+
+    with pytest.raises(StackValidationFailed) as caught:
+        make(text)
+
+    assert caught.value.message == message
+
+
+def test_conditions_need_newton(make: Make) -> None:
+    with pytest.raises(StackValidationFailed,
+                       match="The template section is invalid: conditions"):
+        make("heat_template_version: 2016-04-08\nconditions: {}\n")
+
+
+def test_a_condition_without_its_parameter_value_is_left_undecided(make: Make) -> None:
+    text = ("heat_template_version: rocky\nparameters:\n  env: {type: string}\n"
+            "conditions:\n  prod: {equals: [{get_param: env}, prod]}\n"
+            "resources:\n  a: {type: Test::Anything, condition: prod,\n"
+            "              properties: {x: {if: [prod, 1, 2]}}}\n")
+    from engine.ir.build import build
+    from engine.template.hot import load
+    from engine.template.parse import parse_text
+    from tests.unit.ir.conftest import PSEUDO, lookup
+
+    stack = build(load(parse_text(text)), {}, PSEUDO, lookup, require_all=False)
+
+    assert isinstance(stack.resources["a"].properties["x"], If)

@@ -1,0 +1,130 @@
+"""engine.template.environment: parsing, environment_files merging, the type registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.errors import BadRequest, ResourceTypeNotFound
+from engine.template.environment import Environment, parse_environment, request_environment
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("foo: {}\n", 'Environment not in valid format: environment has wrong section "foo"'),
+    ("parameters:\n", 'Environment not in valid format: environment has empty section '
+                      '"parameters"'),
+    ("[a]\n", "Environment not in valid format: The environment is not a valid YAML mapping "
+              "data type."),
+    ("event_sinks: {a: b}\n", 'The section "event_sinks" of environment must be a list'),
+    ("resource_registry: {A: [B]}\n",
+     'resource_registry entry "A" in environment must map to a type name or a template file'),
+    ("resource_registry: {resources: {r: {hooks: pre-create}}}\n",
+     '"hooks" in resource_registry are not supported by Kiln yet.'),
+    ("parameter_merge_strategies: {p: sideways}\n",
+     "Invalid merge strategy 'sideways' for parameter 'p'."),
+])
+def test_bad_environments_are_refused(text: str, message: str) -> None:
+    with pytest.raises(BadRequest) as caught:
+        parse_environment(text)
+
+    assert caught.value.message == message
+
+
+def test_every_section_is_accepted() -> None:
+    text = ("parameters: {a: 1}\nparameter_defaults: {b: 2}\n"
+            "resource_registry: {'OS::Nova::Server': 'OS::Heat::None'}\n"
+            "encrypted_param_names: [a]\nevent_sinks: [{type: zaqar-queue, target: q}]\n")
+
+    assert Environment.from_dict(parse_environment(text)).as_dict() == {
+        "parameters": {"a": 1}, "parameter_defaults": {"b": 2},
+        "resource_registry": {"OS::Nova::Server": "OS::Heat::None", "resources": {}},
+        "encrypted_param_names": ["a"],
+        "event_sinks": [{"type": "zaqar-queue", "target": "q"}]}
+
+
+def test_request_parameters_win_over_the_environment_body() -> None:
+    body = {"parameters": {"a": "top"}, "environment": {"parameters": {"a": "env", "b": "env"}}}
+
+    assert request_environment(body, {})["parameters"] == {"a": "top", "b": "env"}
+
+
+def files_body(**extra: Any) -> dict[str, Any]:
+    return {"environment_files": ["one.yaml", "two.yaml"],
+            "environment": {"parameters": {"ignored": True}},
+            "files": {"one.yaml": "parameters: {s: a, l: x, j: {k1: 1, n: {a: 1}}}\n"
+                                  "resource_registry: {A: B}\n",
+                      "two.yaml": "parameters: {s: b, l: y, j: {k2: 2, n: {b: 2}}}\n"
+                                  "parameter_merge_strategies: {l: merge, j: deep_merge}\n"
+                                  "resource_registry: {C: D}\n"},
+            **extra}
+
+
+TYPES = {"s": "string", "l": "comma_delimited_list", "j": "json"}
+
+
+def test_environment_files_merge_in_order_and_replace_the_body() -> None:
+    env = request_environment(files_body(), TYPES)
+
+    assert env["parameters"] == {"s": "b", "l": "x,y",
+                                 "j": {"k1": 1, "k2": 2, "n": {"a": 1, "b": 2}}}
+    assert env["resource_registry"] == {"A": "B", "C": "D"}
+
+
+def test_environment_files_merge_on_top_of_request_parameters() -> None:
+    env = request_environment(files_body(parameters={"s": "top", "t": "top"}), TYPES)
+
+    assert (env["parameters"]["s"], env["parameters"]["t"]) == ("b", "top")
+
+
+def test_an_environment_file_missing_from_files() -> None:
+    with pytest.raises(BadRequest, match='The environment file "nope.yaml" is not in "files"'):
+        request_environment({"environment_files": ["nope.yaml"], "files": {}}, {})
+
+
+def test_a_conflicting_merge_strategy() -> None:
+    body = {"environment_files": ["a", "b"],
+            "files": {"a": "parameters: {l: x}\nparameter_merge_strategies: {l: merge}\n",
+                      "b": "parameters: {l: y}\nparameter_merge_strategies: {l: overwrite}\n"}}
+
+    with pytest.raises(BadRequest, match="Conflicting merge strategy 'overwrite' for "
+                                         "parameter 'l' in file 'b'."):
+        request_environment(body, TYPES)
+
+
+def test_merging_a_boolean_is_refused() -> None:
+    body = {"environment_files": ["a", "b"],
+            "files": {"a": "parameters: {f: true}\n",
+                      "b": "parameters: {f: false}\nparameter_merge_strategies: {f: merge}\n"}}
+
+    with pytest.raises(BadRequest, match="Invalid merge strategy 'merge' for parameter 'f'."):
+        request_environment(body, {"f": "boolean"})
+
+
+REGISTRY = Environment(resource_registry={
+    "OS::Nova::Server": "OS::Heat::None",
+    "My::Alias": "OS::Nova::Server",
+    "OS::Network*": "OS::Neutron*",
+    "Any::*": "OS::Heat::TestResource",
+    "Loop::A": "Loop::B", "Loop::B": "Loop::A",
+    "My::Provider": "provider.yaml",
+    "resources": {"special": {"OS::Nova::Server": "OS::Heat::RandomString"}},
+})
+
+
+@pytest.mark.parametrize(("type_name", "resource", "implementation"), [
+    ("OS::Nova::Server", "web", "OS::Heat::None"),
+    ("OS::Nova::Server", "special", "OS::Heat::RandomString"),
+    ("My::Alias", "web", "OS::Heat::None"),
+    ("OS::Network::Port", "p", "OS::Neutron::Port"),
+    ("Any::Thing", "t", "OS::Heat::TestResource"),
+    ("OS::Heat::Value", "v", "OS::Heat::Value"),
+    ("Loop::A", "x", "Loop::A"),
+])
+def test_resource_registry(type_name: str, resource: str, implementation: str) -> None:
+    assert REGISTRY.resolve_type(type_name, resource) == implementation
+
+
+def test_a_provider_template_is_not_supported_yet() -> None:
+    with pytest.raises(ResourceTypeNotFound, match="provider templates are not supported"):
+        REGISTRY.resolve_type("My::Provider", "p")
