@@ -69,6 +69,7 @@ class Kiln:
         limits = StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_resources_per_stack=self.conf.api.max_resources_per_stack,
+            max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
         return StackService(self.db, self.registry, limits, utcnow,
                             lifecycle=self.lifecycle_service)

@@ -61,6 +61,10 @@ api_opts = [
     ),
     cfg.IntOpt("max_resources_per_stack", default=1000, min=1,
                help="Most resources one template may declare."),
+    cfg.IntOpt("max_stacks_per_tenant", default=512, min=-1,
+               help="Most stacks (not deleted) one tenant may have; a create past it is "
+               "refused with 413 RequestLimitExceeded. -1: no limit. The quota lifecycle "
+               "plugin adds per-tenant overrides."),
 ]
 
 engine_opts = [

@@ -17,6 +17,7 @@ them into exit codes is ``engine.cli.main``::
     ├── Invalid ................ 400
     │   ├── StackValidationFailed
     │   │   ├── InvalidTemplateVersion
+    │   │   │   └── AmbiguousTemplateVersion
     │   │   ├── InvalidTemplateReference
     │   │   ├── CircularDependency
     │   │   └── ResourceTypeNotFound
@@ -157,6 +158,10 @@ class InvalidTemplateVersion(StackValidationFailed):
     msg_fmt = (
         'The template version is invalid: "{given}". "{key}" should be one of: {known}'
     )
+
+
+class AmbiguousTemplateVersion(InvalidTemplateVersion):
+    msg_fmt = "The template version is invalid: Ambiguous versions ({keys})"
 
 
 class InvalidTemplateReference(StackValidationFailed):

@@ -144,22 +144,34 @@ class Property:
         return typed
 
     def describe(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "type": self.type,
-            "description": self.description,
-            "required": self.required,
-            "update_allowed": self.update_allowed,
-            "immutable": False,
-        }
+        """Heat's wire form (``GET /resource_types/{type}``), keys in Heat's order: an
+        empty description, a null default and no constraints are left out, as Heat leaves
+        out what a schema does not set; a list's item schema is keyed ``"*"``."""
+        doc: dict[str, Any] = {"type": self.type}
+        if self.description:
+            doc["description"] = self.description
         if self.default is not None:
             doc["default"] = self.default
-        if self.constraints:
-            doc["constraints"] = [c.describe() for c in self.constraints]
         if isinstance(self.schema, Property):
             doc["schema"] = {"*": self.schema.describe()}
         elif isinstance(self.schema, Mapping):
-            doc["schema"] = {k: v.describe() for k, v in self.schema.items()}
+            fields = {k: v.describe() for k, v in self.schema.items()}
+            # NOTE: a list of maps given as the maps' fields is Heat's list whose item is
+            # a map schema, and is described as that.
+            doc["schema"] = ({"*": {"type": MAP, "schema": fields, **_NESTED_FLAGS}}
+                             if self.type == LIST else fields)
+        doc["required"] = self.required
+        if self.constraints:
+            doc["constraints"] = [c.describe() for c in self.constraints]
+        doc["update_allowed"] = self.update_allowed
+        # Kiln has no immutable properties; Heat's clients read the key all the same.
+        doc["immutable"] = False
         return doc
+
+
+# What Heat gives an item schema nobody set flags on.
+_NESTED_FLAGS: Mapping[str, bool] = {"required": False, "update_allowed": False,
+                                     "immutable": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,10 +180,37 @@ class Attribute:
     type: str | None = None
 
     def describe(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"description": self.description}
+        """Heat's wire form: ``description`` and ``type``, each only when set."""
+        doc: dict[str, Any] = {}
+        if self.description:
+            doc["description"] = self.description
         if self.type:
             doc["type"] = self.type
         return doc
+
+
+UNKNOWN, SUPPORTED, DEPRECATED, UNSUPPORTED, HIDDEN = (
+    "UNKNOWN", "SUPPORTED", "DEPRECATED", "UNSUPPORTED", "HIDDEN",
+)
+#: Every support status Heat knows, in Heat's order (its error messages list them so).
+SUPPORT_STATUSES = (UNKNOWN, SUPPORTED, DEPRECATED, UNSUPPORTED, HIDDEN)
+
+
+@dataclasses.dataclass(frozen=True)
+class SupportStatus:
+    """Heat's support status of a resource type: since which Heat ``version`` it has had
+    ``status``, why (``message``), and the status it had before (``previous_status``),
+    e.g. a type DEPRECATED in 9.0.0 that was SUPPORTED since 5.0.0."""
+
+    status: str = SUPPORTED
+    version: str | None = None
+    message: str | None = None
+    previous_status: SupportStatus | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"status": self.status, "message": self.message, "version": self.version,
+                "previous_status": (self.previous_status.describe()
+                                    if self.previous_status is not None else None)}
 
 
 def coerce_properties(

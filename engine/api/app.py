@@ -32,6 +32,8 @@ LOOKUP_SUFFIXES = ("resources", "events", "template", "actions", "environment", 
 @dataclasses.dataclass(frozen=True)
 class ApiSettings:
     max_body_bytes: int = 1048576
+    #: What ``GET /build_info`` reports: the installed package's version by default.
+    revision: str = dataclasses.field(default_factory=versions.package_version)
 
 
 def create_app(stack_service: StackService, tenant_service: TenantService,
@@ -49,7 +51,7 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
 
     app.add_route("/", versions.Versions())
     app.add_route("/versions", versions.Versions())
-    app.add_route(T + "/build_info", versions.BuildInfo())
+    app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
 
     app.add_route(T + "/stacks", stacks.StackCollection(stack_service))
     app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(stack_service))

@@ -37,6 +37,10 @@ def json_body(req: falcon.Request) -> dict[str, Any]:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        # Thousands of nested brackets: the decoder's recursion ran out, not the body's
+        # size. Refused like any other body too large to handle.
+        raise RequestLimitExceeded(reason="The request body nests too deeply.") from None
     if not isinstance(body, dict):
         raise BadRequest(reason="The request body must be a JSON object.")
     return body

@@ -114,17 +114,28 @@ def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
     return doc
 
 
-def resource_type(record: ResourceTypeRecord) -> dict[str, Any]:
-    return {
+def resource_type(record: ResourceTypeRecord, *, with_description: bool) -> dict[str, Any]:
+    """Heat's resource schema; ``description`` only when asked for (see the spec: Heat 27
+    never sends it, heatclient asks with ``with_description``)."""
+    doc = {
         "resource_type": record.name,
-        "description": record.description,
         "properties": record.properties,
+        # Heat adds its base attribute ``show`` to every type, after the type's own.
         "attributes": {**record.attributes,
                        "show": {"description": "Detailed information about resource.",
                                 "type": "map"}},
-        "support_status": {"status": "SUPPORTED", "message": None,
-                           "version": record.support_version, "previous_status": None},
+        "support_status": record.support_status,
     }
+    if with_description:
+        doc["description"] = record.description
+    return doc
+
+
+def resource_type_summary(record: ResourceTypeRecord, *, with_description: bool) -> Any:
+    """An item of ``GET /resource_types``: the name, or the name and description."""
+    if with_description:
+        return {"resource_type": record.name, "description": record.description}
+    return record.name
 
 
 def template_version(info: TemplateVersionInfo) -> dict[str, Any]:

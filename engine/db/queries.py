@@ -92,6 +92,13 @@ def list_tokens(session: Session, tenant_id: str) -> list[Token]:
 # --- stacks ---------------------------------------------------------------------------------
 
 
+def count_live_stacks(session: Session, tenant_id: str) -> int:
+    """The tenant's stacks that are not deleted (for ``max_stacks_per_tenant``)."""
+    query = select(func.count()).select_from(Stack).where(
+        Stack.tenant_id == tenant_id, Stack.deleted_at.is_(None))
+    return session.scalar(query) or 0
+
+
 def add_stack_with_operation(session: Session, stack: Stack, operation: Operation,
                              now: Now) -> None:
     """Insert a new stack, its first operation and its first event, or raise StackExists."""

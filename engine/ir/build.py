@@ -9,6 +9,7 @@ with a note of how many more there were, so a tenant fixes a template in few rou
 from __future__ import annotations
 
 import dataclasses
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,7 +27,8 @@ from engine.template.functions import (
     resource_dependencies,
     select_branches,
 )
-from engine.template.hot import HotTemplate, ResourceDefinition, load
+from engine.template.loader import load
+from engine.template.model import ResourceDefinition, Template
 from engine.template.parameters import resolve_values
 
 TypeLookup = Callable[[str], TypeSchema]
@@ -54,7 +56,7 @@ class StaticScope:
 
 
 def build(
-    template: HotTemplate,
+    template: Template,
     user_parameters: Mapping[str, Any],
     pseudo_parameters: Mapping[str, Any],
     lookup: TypeLookup,
@@ -65,7 +67,8 @@ def build(
     """``environment`` gives the parameter defaults and the resource registry; its
     ``parameters`` are already merged into ``user_parameters`` by the caller."""
     environment = environment or Environment()
-    parameters = dict(pseudo_parameters)
+    prefix = "AWS::" if template.version.is_cfn else "OS::"
+    parameters = {k: v for k, v in pseudo_parameters.items() if k.startswith(prefix)}
     parameters.update(resolve_values(template.parameters, user_parameters,
                                      require_all=require_all,
                                      defaults=environment.parameter_defaults))
@@ -146,7 +149,7 @@ def build(
     )
 
 
-def _check_references(value: Any, parameters: Mapping[str, Any], template: HotTemplate,
+def _check_references(value: Any, parameters: Mapping[str, Any], template: Template,
                       types: Mapping[str, TypeSchema], where: str,
                       excluded: frozenset[str]) -> list[KilnError]:
     errors: list[KilnError] = []
@@ -173,7 +176,7 @@ def _check_references(value: Any, parameters: Mapping[str, Any], template: HotTe
 
 
 def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
-                      parameters: Mapping[str, Any], template: HotTemplate
+                      parameters: Mapping[str, Any], template: Template
                       ) -> list[KilnError]:
     """Check unknown, missing and already-known property values against the type."""
     path = ("resources", definition.name, "properties")
@@ -243,9 +246,19 @@ def properties_for_runtime(node: ResourceNode, schema: TypeSchema, scope: Any) -
 
 
 
+# The region CFN's AWS::Region names: Heat's default (a real region comes with the AWS
+# resource types).
+CFN_REGION = "ap-southeast-1"
+
+
 def pseudo_parameters(stack_id: str, stack_name: str, tenant_id: str) -> dict[str, str]:
+    """Both formats' pseudo parameters; ``build`` keeps the ones of the template's."""
+    quote = urllib.parse.quote
     return {"OS::stack_id": stack_id, "OS::stack_name": stack_name,
-            "OS::project_id": tenant_id}
+            "OS::project_id": tenant_id,
+            "AWS::StackId": f"arn:openstack:heat::{quote(tenant_id, safe='')}:stacks/"
+                            f"{quote(stack_name, safe='')}/{quote(stack_id, safe='')}",
+            "AWS::StackName": stack_name, "AWS::Region": CFN_REGION}
 
 
 def build_from_document(doc: Any, user_parameters: Mapping[str, Any],

@@ -76,7 +76,7 @@ import inspect
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, ClassVar, Protocol
 
-from engine.schema import Attribute, Property
+from engine.schema import SUPPORTED, Attribute, Property, SupportStatus
 
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
@@ -110,8 +110,19 @@ class Resource:
     allow_unknown_properties: ClassVar[bool] = False
     #: Answer ``get_attr`` for any attribute name (None when unknown), as OS::Heat::None does.
     allow_unknown_attributes: ClassVar[bool] = False
-    #: Heat's support-status version for ``GET /resource_types/{type}``.
-    support_version: ClassVar[str] = "5.0.0"
+    #: Heat's support status of the type, shown by ``GET /resource_types/{type}`` and
+    #: matched by the ``support_status`` and ``version`` filters of ``GET /resource_types``:
+    #: one of ``engine.schema``'s SUPPORTED, DEPRECATED, UNSUPPORTED or UNKNOWN (HIDDEN,
+    #: Heat's way to leave a type out of the catalogue, is refused: uninstall it instead).
+    support_status: ClassVar[str] = SUPPORTED
+    #: The Heat version (``"5.0.0"``, ``"2014.1"``) since which the type has had
+    #: :attr:`support_status`; None, as in Heat, for a type that does not say.
+    support_version: ClassVar[str | None] = None
+    #: Why the type has its status, e.g. ``"Use OS::Heat::Value instead."``.
+    support_message: ClassVar[str | None] = None
+    #: The status before this one, e.g. ``SupportStatus(version="5.0.0")`` for a type
+    #: deprecated later.
+    support_previous_status: ClassVar[SupportStatus | None] = None
     #: True when ``handle_check`` really inspects the backend (see the module docs).
     check_supported: ClassVar[bool] = False
 
@@ -236,9 +247,16 @@ class Resource:
 
     @classmethod
     def describe(cls) -> str:
-        """The first paragraph of the class docstring, for the resource-type API."""
+        """The first paragraph of the class docstring, for the resource-type API; Heat's
+        words for a class without one."""
         doc = inspect.cleandoc(cls.__doc__ or "")
-        return doc.split("\n\n", 1)[0].replace("\n", " ")
+        return doc.split("\n\n", 1)[0].replace("\n", " ") or "No description available"
+
+    @classmethod
+    def support(cls) -> SupportStatus:
+        """The support status the ``support_*`` class attributes declare."""
+        return SupportStatus(cls.support_status, cls.support_version, cls.support_message,
+                             cls.support_previous_status)
 
 
 def action_methods(

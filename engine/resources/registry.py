@@ -16,8 +16,11 @@ from stevedore.extension import Extension
 
 from engine.errors import PluginLoadFailed, ResourceTypeNotFound
 from engine.resources.base import Resource
+from engine.schema import HIDDEN, SUPPORT_STATUSES
 
 NAMESPACE = "kiln.resource_types"
+#: The statuses a type may declare: Heat's, but HIDDEN (see ``Resource.support_status``).
+TYPE_STATUSES = tuple(s for s in SUPPORT_STATUSES if s != HIDDEN)
 
 
 class ResourceTypeRegistry:
@@ -49,6 +52,13 @@ class ResourceTypeRegistry:
             if not (isinstance(ext.plugin, type) and issubclass(ext.plugin, Resource)):
                 raise PluginLoadFailed(name=ext.name, namespace=namespace,
                                        reason="not a subclass of engine.resources.base.Resource")
+            if ext.plugin.support_status not in TYPE_STATUSES:
+                # Heat turns an unknown status into UNKNOWN with a message; a typo in a
+                # plugin is better found at start.
+                raise PluginLoadFailed(
+                    name=ext.name, namespace=namespace,
+                    reason=f"support_status {ext.plugin.support_status!r} is not one of "
+                           f"{', '.join(TYPE_STATUSES)}")
             types[ext.name] = ext.plugin
         return cls(types)
 

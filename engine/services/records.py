@@ -93,6 +93,6 @@ class EventRecord:
 class ResourceTypeRecord:
     name: str
     description: str
-    properties: dict[str, Any]
-    attributes: dict[str, Any]
-    support_version: str
+    properties: dict[str, Any]  # Heat's wire form of each schema, by name
+    attributes: dict[str, Any]  # the same, without ``show`` (the view adds it)
+    support_status: dict[str, Any]  # Heat's wire form

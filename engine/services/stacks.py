@@ -34,7 +34,13 @@ from engine.errors import (
 from engine.ir.build import build, build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services import listing, resource_requests, template_info, update_preview
+from engine.services import (
+    listing,
+    resource_requests,
+    template_info,
+    type_catalogue,
+    update_preview,
+)
 from engine.services.adopt import adopt_request
 from engine.services.attributes import read_attributes
 from engine.services.lifecycle import LifecycleService, ProposedStack, UpdateTarget
@@ -48,7 +54,7 @@ from engine.services.records import (
 from engine.services.updates import check_immutable, update_body
 from engine.template.environment import Environment, request_environment
 from engine.template.functions import Deferred, resolve
-from engine.template.hot import load
+from engine.template.loader import load
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
@@ -74,6 +80,7 @@ class StackLimits:
     max_template_bytes: int = 524288
     max_resources_per_stack: int = 1000
     default_timeout_seconds: int = 3600
+    max_stacks_per_tenant: int = -1  # -1: no limit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,6 +169,13 @@ class StackService:
         operation = new_operation(ctx, stack.id, action, stack.created_at,
                                   proposal.timeout_seconds, payload)
         with self._db.transaction() as session:
+            # Counted in the inserting transaction; two creates racing at the very limit
+            # may both pass (the quota lifecycle plugin holds the exact count if needed).
+            limit = self._limits.max_stacks_per_tenant
+            if limit >= 0 and queries.count_live_stacks(session, ctx.tenant_id) >= limit:
+                raise RequestLimitExceeded(reason=f"You have reached the maximum stacks per "
+                                                  f"tenant, {limit}. Please delete some "
+                                                  "stacks.")
             queries.add_stack_with_operation(session, stack, operation, stack.created_at)
             return self._record(proposal.ir, stack)
 
@@ -536,18 +550,12 @@ class StackService:
 
     # --- resource types -----------------------------------------------------------------
 
-    def list_resource_types(self) -> list[ResourceTypeRecord]:
-        return [self.get_resource_type(name) for name in self._registry.names()]
+    def list_resource_types(self, filters: type_catalogue.TypeFilters
+                            ) -> list[ResourceTypeRecord]:
+        return type_catalogue.list_types(self._registry, filters)
 
     def get_resource_type(self, type_name: str) -> ResourceTypeRecord:
-        cls = self._registry.find(type_name)
-        if cls is None:
-            raise EntityNotFound(entity="Resource Type", name=type_name)
-        return ResourceTypeRecord(
-            name=type_name, description=cls.describe(),
-            properties={k: v.describe() for k, v in cls.properties_schema.items()},
-            attributes={k: v.describe() for k, v in cls.attributes_schema.items()},
-            support_version=cls.support_version)
+        return type_catalogue.get_type(self._registry, type_name)
 
     def generate_template(self, type_name: str, template_type: str) -> dict[str, Any]:
         """``GET /resource_types/<type>/template``: see ``template_info.resource_template``."""

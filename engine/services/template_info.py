@@ -29,7 +29,7 @@ from engine.schema import (
     Range,
 )
 from engine.template.functions import IMPLEMENTED
-from engine.template.versions import HOT_KEY, HOT_VERSIONS, HotVersion
+from engine.template.versions import CFN_VERSIONS, HOT_KEY, HOT_VERSIONS, HotVersion
 
 TEMPLATE_TYPES = ("cfn", "hot")
 
@@ -63,6 +63,23 @@ _DESCRIPTIONS: Mapping[str, str] = {
     "not": "A function that acts as a NOT operator on a condition.",
     "and": "A function that acts as an AND operator on conditions.",
     "or": "A function that acts as an OR operator on conditions.",
+    "Ref": "A function for resolving parameters or resource references.",
+    "Fn::FindInMap": "A function for resolving keys in the template mappings.",
+    "Fn::GetAZs": "A function for retrieving the availability zones.",
+    "Fn::GetAtt": "A function for resolving resource attributes.",
+    "Fn::Select": "A function for selecting an item from a list or map.",
+    "Fn::Join": "A function for joining strings.",
+    "Fn::Split": "A function for splitting strings.",
+    "Fn::Replace": _SUBSTITUTIONS,
+    "Fn::Base64": "A placeholder function for converting to base64.",
+    "Fn::MemberListToMap": ("A function to convert lists with enumerated keys and values "
+                            "to mapping."),
+    "Fn::ResourceFacade": "A function for retrieving data in a parent provider template.",
+    "Fn::If": "A function to return corresponding value based on condition evaluation.",
+    "Fn::Equals": "A function for comparing whether two values are equal.",
+    "Fn::Not": "A function that acts as a NOT operator on a condition.",
+    "Fn::And": "A function that acts as an AND operator on conditions.",
+    "Fn::Or": "A function that acts as an OR operator on conditions.",
 }
 # Texts that changed with the implementing class in a later version: (since, older text).
 _OLDER_DESCRIPTIONS: Mapping[str, tuple[str, str]] = {
@@ -101,11 +118,11 @@ class TemplateFunctionInfo:
 
 
 def template_versions() -> list[TemplateVersionInfo]:
-    """The template versions Kiln accepts, oldest first. CFN formats are left out: Kiln
-    refuses CFN templates, so listing them would promise what a create then denies."""
-    return [TemplateVersionInfo(version=v.full_name, type="hot",
+    """The template versions Kiln accepts in Heat's order: the two CFN formats, then HOT
+    oldest first."""
+    return [TemplateVersionInfo(version=v.full_name, type="cfn" if v.is_cfn else "hot",
                                 aliases=(f"{HOT_KEY}.{v.alias}",) if v.alias else ())
-            for v in HOT_VERSIONS]
+            for v in (*CFN_VERSIONS, *HOT_VERSIONS)]
 
 
 def template_functions(version_name: str, *, with_condition: bool = False
@@ -143,8 +160,8 @@ def resource_template(type_name: str, cls: type[Resource], template_type: str
     ``show`` attribute, which Kiln cannot resolve yet: left out, so that the HOT form
     creates a stack as it comes.
 
-    The CFN form is generated because it is plain data and Heat's clients ask for it by
-    default, even though Kiln does not accept CFN templates (yet) as input.
+    The CFN form (Heat's default) is a ``HeatTemplateFormatVersion`` template, which Kiln
+    accepts as input too.
     """
     resource_name = cls.__name__
     description = f"Initial template of {resource_name}"
@@ -183,10 +200,9 @@ def resource_template(type_name: str, cls: type[Resource], template_type: str
 
 def _find_version(version_name: str) -> HotVersion:
     key, _, value = version_name.partition(".")
-    if key == HOT_KEY:
-        for version in HOT_VERSIONS:
-            if value in (version.date, version.alias):
-                return version
+    for version in (*CFN_VERSIONS, *HOT_VERSIONS):
+        if version.key == key and value in (version.date, version.alias):
+            return version
     # Heat's words are "Template with version <v> not found"; NotFound keeps Kiln's form.
     raise NotFound(what=f"Template with version {version_name}")
 

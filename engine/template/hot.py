@@ -7,21 +7,15 @@ graph is acyclic is decided in ``engine.ir.build``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import InvalidTemplateVersion, Location, StackValidationFailed
+from engine.errors import StackValidationFailed
 from engine.template.functions import ParseContext, parse_condition, parse_value
+from engine.template.model import OutputDefinition, ResourceDefinition, Template
 from engine.template.parameters import ParameterSchema, parse_schemas
 from engine.template.parse import SourceDocument
-from engine.template.versions import (
-    CFN_KEYS,
-    HOT_KEY,
-    HotVersion,
-    find_hot_version,
-    known_hot_names,
-)
+from engine.template.versions import HotVersion
 
 SECTIONS = {"heat_template_version", "description", "parameter_groups", "parameters",
             "resources", "outputs", "conditions"}
@@ -37,56 +31,23 @@ DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
 _NOT_YET = ("external_id", "update_policy")
 
 
-@dataclasses.dataclass(frozen=True)
-class ResourceDefinition:
-    name: str
-    type: str
-    properties: Any
-    depends_on: tuple[str, ...]
-    metadata: Any
-    description: str
-    location: Location
-    condition: Any = True  # a parsed condition: bool, ConditionRef or a function
-    deletion_policy: str = "Delete"
-
-
-@dataclasses.dataclass(frozen=True)
-class OutputDefinition:
-    name: str
-    value: Any
-    description: str
-    location: Location
-    condition: Any = True
-
-
-@dataclasses.dataclass(frozen=True)
-class HotTemplate:
-    doc: SourceDocument
-    version: HotVersion
-    description: str
-    parameters: Mapping[str, ParameterSchema]
-    resources: Mapping[str, ResourceDefinition]
-    outputs: Mapping[str, OutputDefinition]
-    conditions: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    parameter_groups: tuple[Mapping[str, Any], ...] = ()
-
-
-def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> HotTemplate:
-    """Check the document's shape and parse its values; ``files`` answers ``get_file``."""
+def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | None = None
+         ) -> Template:
+    """A HOT document of ``version`` (found by ``engine.template.loader``); ``files``
+    answers ``get_file``."""
     data = doc.data
-    if not isinstance(data, Mapping):
-        raise StackValidationFailed(doc.location(()),
-                                    reason="Template not in valid format: it must be a map.")
-    version = _version(doc, data)
     for key in data:
         if key not in SECTIONS or (key in _NEWTON_SECTIONS and not version.has_conditions):
             raise StackValidationFailed(doc.location((str(key),)),
                                         reason=f"The template section is invalid: {key}")
     conditions = _section(doc, data.get("conditions"), "conditions")
+    resources = data.get("resources")
     ctx = ParseContext(doc=doc, version=version, files=files or {},
-                       conditions=frozenset(str(k) for k in conditions))
+                       conditions=frozenset(str(k) for k in conditions),
+                       resource_names=frozenset(str(k) for k in resources)
+                       if isinstance(resources, Mapping) else frozenset())
     parameters = parse_schemas(doc, data.get("parameters"), version)
-    return HotTemplate(
+    return Template(
         doc=doc,
         version=version,
         description=str(data.get("description") or ""),
@@ -98,24 +59,6 @@ def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> HotTemp
                     for name, body in conditions.items()},
         parameter_groups=_parameter_groups(doc, data.get("parameter_groups"), parameters),
     )
-
-
-def _version(doc: SourceDocument, data: Mapping[str, Any]) -> HotVersion:
-    if HOT_KEY not in data:
-        for key in CFN_KEYS:
-            if key in data:
-                raise StackValidationFailed(
-                    doc.location((key,)),
-                    reason=f"Template format {key} is not supported by Kiln yet; use HOT.")
-        raise StackValidationFailed(
-            doc.location(()), reason="Template not in valid format: Template format version "
-                                     "not found.")
-    version = find_hot_version(data[HOT_KEY])
-    if version is None:
-        raise InvalidTemplateVersion(doc.location((HOT_KEY,)),
-                                     given=f"{HOT_KEY}: {data[HOT_KEY]}", key=HOT_KEY,
-                                     known=known_hot_names())
-    return version
 
 
 def _section(doc: SourceDocument, data: Any, name: str) -> Mapping[str, Any]:

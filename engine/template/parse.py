@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from engine.errors import Location, StackValidationFailed
+from engine.errors import Location, RequestLimitExceeded, StackValidationFailed
 
 Path = tuple[str | int, ...]
 
@@ -57,6 +57,14 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+# A document may be at most this deep, and expand (through YAML aliases) to at most this
+# many values. Real templates are a few levels deep and a few thousand values; a "billion
+# laughs" alias bomb or a hand-made deep nest would otherwise cost minutes of CPU (every
+# path is walked) or a RecursionError.
+MAX_DEPTH = 64
+MAX_VALUES = 200_000
+
+
 def parse_text(text: str, file: str = "template") -> SourceDocument:
     """Parse YAML (JSON is a subset) keeping lines; errors name the file and line."""
     loader = _Loader(text)
@@ -65,7 +73,7 @@ def parse_text(text: str, file: str = "template") -> SourceDocument:
         if node is None:
             return SourceDocument(data=None, file=file)
         lines: dict[Path, int] = {}
-        _record_lines(loader, node, (), lines, file)
+        _record_lines(loader, node, (), lines, file, _Budget(file))
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -85,12 +93,46 @@ def parse_text(text: str, file: str = "template") -> SourceDocument:
 
 def from_data(data: Any, file: str = "template") -> SourceDocument:
     """A document that arrived already parsed (a JSON object): paths but no lines."""
+    _check_shape(data, (), _Budget(file))
     return SourceDocument(data=data, file=file)
 
 
+class _Budget:
+    """Counts the values a walk meets, and refuses the document past the limits."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.values = 0
+
+    def visit(self, path: Path, line: int | None = None) -> None:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise RequestLimitExceeded(
+                Location(path=render_path(path), line=line, file=self.file),
+                reason=f"Template expands to more than {MAX_VALUES} values (YAML aliases "
+                       "included); refused.")
+        if len(path) > MAX_DEPTH:
+            raise RequestLimitExceeded(
+                # Where the deep part starts, not the whole path down.
+                Location(path=render_path(path[:2]), line=line, file=self.file),
+                reason=f"Template nesting is deeper than {MAX_DEPTH} levels; refused.")
+
+
+def _check_shape(data: Any, path: Path, budget: _Budget) -> None:
+    budget.visit(path)
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            _check_shape(value, (*path, str(key)), budget)
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            _check_shape(value, (*path, index), budget)
+
+
 def _record_lines(
-    loader: _Loader, node: yaml.Node, path: Path, lines: dict[Path, int], file: str
+    loader: _Loader, node: yaml.Node, path: Path, lines: dict[Path, int], file: str,
+    budget: _Budget,
 ) -> None:
+    budget.visit(path, node.start_mark.line + 1)
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
@@ -112,10 +154,10 @@ def _record_lines(
             seen.add(key)
             child = (*path, str(key))
             lines[child] = key_node.start_mark.line + 1
-            _record_lines(loader, value_node, child, lines, file)
+            _record_lines(loader, value_node, child, lines, file, budget)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _record_lines(loader, item, (*path, index), lines, file)
+            _record_lines(loader, item, (*path, index), lines, file, budget)
 
 
 def document(template: Any, file: str = "template") -> SourceDocument:

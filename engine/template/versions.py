@@ -35,12 +35,15 @@ _COND_2017 = _COND_2016 | {"yaql", "contains"}
 
 @dataclasses.dataclass(frozen=True)
 class HotVersion:
+    """One template format version (HOT, or one of the two CFN ones) and its functions."""
+
     date: str
     alias: str | None
     functions: frozenset[str]
     condition_functions: frozenset[str]
     # CFN functions an earlier version had: still calls, refused with Heat's message.
     removed: frozenset[str] = frozenset()
+    key: str = HOT_KEY
 
     @property
     def has_conditions(self) -> bool:
@@ -52,7 +55,11 @@ class HotVersion:
 
     @property
     def full_name(self) -> str:
-        return f"{HOT_KEY}.{self.date}"
+        return f"{self.key}.{self.date}"
+
+    @property
+    def is_cfn(self) -> bool:
+        return self.key != HOT_KEY
 
 
 HOT_VERSIONS: tuple[HotVersion, ...] = (
@@ -82,3 +89,25 @@ def known_hot_names() -> str:
     dates = [v.date for v in HOT_VERSIONS]
     aliases = [v.alias for v in HOT_VERSIONS if v.alias]
     return ", ".join(dates + aliases)
+
+
+_CFN_FUNCTIONS = frozenset({"Fn::FindInMap", "Fn::GetAZs", "Ref", "Fn::GetAtt", "Fn::Select",
+                            "Fn::Join", "Fn::Split", "Fn::Replace", "Fn::Base64",
+                            "Fn::MemberListToMap", "Fn::ResourceFacade"})
+_CFN_CONDITIONS = frozenset({"Fn::Equals", "Fn::Not", "Fn::And", "Fn::Or", "Ref",
+                             "Fn::FindInMap"})
+
+# Heat's two CFN formats: the AWS one has Conditions and Fn::If, the Heat one has neither.
+CFN_VERSIONS: tuple[HotVersion, ...] = (
+    HotVersion("2010-09-09", None, _CFN_FUNCTIONS | {"Fn::If"}, _CFN_CONDITIONS,
+               key="AWSTemplateFormatVersion"),
+    HotVersion("2012-12-12", None, _CFN_FUNCTIONS, frozenset(),
+               key="HeatTemplateFormatVersion"),
+)
+
+
+def find_cfn_version(key: str, value: object) -> HotVersion | None:
+    for version in CFN_VERSIONS:
+        if version.key == key and str(value) == version.date:
+            return version
+    return None

@@ -18,6 +18,7 @@ class NoneResource(Resource):
 
     allow_unknown_properties: ClassVar[bool] = True
     allow_unknown_attributes: ClassVar[bool] = True
+    support_version: ClassVar[str] = "5.0.0"
 
     def handle_create(self) -> Token:
         # Heat gives a placeholder a uuid4 so that get_resource still yields a unique,

@@ -12,9 +12,11 @@ from engine.schema import BOOLEAN, MAP, NUMBER, STRING, Attribute, Property
 class TestResource(Resource):
     """A resource which stores the string value that was provided, for testing.
 
-    It waits ``wait_secs`` (or the per-action ``action_wait_secs``) on create and delete,
-    ``-1`` meaning forever, and then fails a create with ``ValueError: Test Resource failed
-    <name>`` when ``fail`` is true; a delete never fails.
+    It waits ``wait_secs`` (or the per-action ``action_wait_secs``) on create, delete and
+    an update that changes ``value``, ``-1`` meaning forever, and then fails a create or
+    update with ``ValueError: Test Resource failed <name>`` when ``fail`` is true; a
+    delete never fails. Changing ``value`` replaces it when ``update_replace`` is true. A
+    check fails when the create recorded no physical id (a create with ``fail``).
 
     Divergences from Heat, both because Kiln never blocks a thread to simulate work:
 
@@ -26,6 +28,9 @@ class TestResource(Resource):
 
     # Tells pytest that this production class is not a test case.
     __test__: ClassVar[bool] = False
+    support_version: ClassVar[str] = "5.0.0"
+    #: Heat's TestResource has a check: it fails when no physical id was recorded.
+    check_supported: ClassVar[bool] = True
 
     properties_schema: ClassVar[Mapping[str, Property]] = {
         "value": Property(
@@ -91,13 +96,14 @@ class TestResource(Resource):
     }
 
     def handle_create(self) -> Token:
-        # Heat stores nothing for a create that is going to fail, so output stays null.
+        # Heat records neither the value nor a physical id for a create that is going to
+        # fail: output stays null and a stack check of it fails.
         if not self.properties["fail"]:
             self.data["value"] = self.properties["value"]
-        # Recorded before any waiting so that a resumed create finds this resource; a
-        # resumed create (physical id already set) keeps the one it has.
-        if self.physical_id is None:
-            self.set_physical_id(self.physical_resource_name())
+            # Recorded before any waiting so that a resumed create finds this resource; a
+            # resumed create (physical id already set) keeps the one it has.
+            if self.physical_id is None:
+                self.set_physical_id(self.physical_resource_name())
         return self._wait_token(CREATE)
 
     def check_create_complete(self, token: Token) -> bool:
@@ -109,10 +115,17 @@ class TestResource(Resource):
         return True
 
     def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
-        # Heat's TestResource replaces itself on any change while update_replace is set.
-        return bool(self.properties["update_replace"]) or super().needs_replacement(prop_diff)
+        # As Heat: a change of value replaces the resource when the new properties say
+        # update_replace; any other change is in place unless update_replace_value moved.
+        if "value" in prop_diff and self.properties["update_replace"]:
+            return True
+        return super().needs_replacement(prop_diff)
 
     def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        # Heat simulates work only when value changed (to a non-empty string): then it
+        # stores it (unless failing) and waits. Any update fails at the end when fail.
+        if not prop_diff.get("value"):
+            return {"deadline": self.runtime.now()}
         if not self.properties["fail"]:
             self.data["value"] = self.properties["value"]
         return self._wait_token(UPDATE)
@@ -129,6 +142,11 @@ class TestResource(Resource):
 
     def check_delete_complete(self, token: Token) -> bool:
         return self._waited(token)
+
+    def handle_check(self) -> Token:
+        if self.physical_id is None:
+            raise Exception("Resource not created")  # Heat's words and exception type
+        return None
 
     def get_attribute(self, name: str) -> Any:
         if name != "output":

@@ -8,28 +8,37 @@ from engine.api import views
 from engine.api.requests import flag
 from engine.services import template_info
 from engine.services.stacks import StackService
+from engine.services.type_catalogue import TypeFilters
 
 
 class ResourceTypeCollection:
+    """``GET /resource_types[?name=<regex>&version=<v>&support_status=<s>]
+    [&with_description=true]``: names, or ``{resource_type, description}`` items."""
+
     def __init__(self, stacks: StackService) -> None:
         self._stacks = stacks
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
-        records = self._stacks.list_resource_types()
-        if flag(req, "with_description"):
-            resp.media = {"resource_types": [
-                {"resource_type": r.name, "description": r.description} for r in records]}
-        else:
-            resp.media = {"resource_types": [r.name for r in records]}
+        with_description = flag(req, "with_description")
+        records = self._stacks.list_resource_types(TypeFilters(
+            name=req.get_param("name"), version=req.get_param("version"),
+            support_status=req.get_param("support_status")))
+        resp.media = {"resource_types": [
+            views.resource_type_summary(r, with_description=with_description)
+            for r in records]}
 
 
 class ResourceTypeItem:
+    """``GET /resource_types/{type}[?with_description=true]``: the type's schemas."""
+
     def __init__(self, stacks: StackService) -> None:
         self._stacks = stacks
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                type_name: str) -> None:
-        resp.media = views.resource_type(self._stacks.get_resource_type(type_name))
+        with_description = flag(req, "with_description")
+        resp.media = views.resource_type(self._stacks.get_resource_type(type_name),
+                                         with_description=with_description)
 
 
 class ResourceTypeTemplate:

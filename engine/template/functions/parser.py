@@ -14,6 +14,21 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import Location, StackValidationFailed
+from engine.template.functions.cfn import (
+    Base64,
+    CfnAnd,
+    CfnEquals,
+    CfnJoin,
+    CfnNot,
+    CfnOr,
+    CfnReplace,
+    CfnResourceFacade,
+    CfnSplit,
+    FindInMap,
+    GetAZs,
+    MemberListToMap,
+    Select,
+)
 from engine.template.functions.collections import (
     Contains,
     Filter,
@@ -52,6 +67,10 @@ class ParseContext:
     files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     conditions: frozenset[str] | None = None
     in_condition: bool = False
+    # CFN: ``Ref`` names a resource when the template has one of that name, else a
+    # parameter (decided when parsed, as in Heat); ``Fn::FindInMap`` reads ``Mappings``.
+    resource_names: frozenset[str] = frozenset()
+    mappings: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def functions(self) -> frozenset[str]:
         v = self.version
@@ -355,6 +374,118 @@ def _and_or(call: Call, args: Any) -> Function:
     return (And if call.name == "and" else Or)(call.loc, conditions)
 
 
+# --- CloudFormation functions ---------------------------------------------------------
+
+
+def _ref(call: Call, args: Any) -> Function:
+    if not isinstance(args, str):
+        raise call.bad(f'Argument to "{call.name}" must be a resource or parameter name')
+    if args in call.ctx.resource_names and not call.ctx.in_condition:
+        return GetResource(call.loc, args)
+    return GetParam(call.loc, args, ())
+
+
+def _get_att(call: Call, args: Any) -> Function:
+    if (not isinstance(args, list) or len(args) != 2
+            or not all(isinstance(a, str) for a in args)):
+        raise call.bad(f'Arguments to "{call.name}" must be of the form '
+                       "[resource_name, attribute]")
+    return GetAttr(call.loc, args[0], args[1], ())
+
+
+def _cfn_join(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 2:
+        raise _should_be(call, f'"{call.name}" : [ " ", [ "str1", "str2"]]')
+    return CfnJoin(call.loc, args[0], (args[1],), several=False)
+
+
+def _select(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 2:
+        raise call.bad(f'Arguments to "{call.name}" must be of the form [index, collection]')
+    return Select(call.loc, args[0], args[1])
+
+
+def _cfn_split(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 2:
+        raise _should_be(call, f'"{call.name}" : [ ",", "str1,str2"]]')
+    if not isinstance(args[0], str):
+        raise call.bad(f"Delimiter for {call.name} must be string")
+    return CfnSplit(call.loc, args[0], args[1])
+
+
+def _cfn_replace(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 2:
+        raise _should_be(call, f'{{"{call.name}": [ {{"$var1": "foo", "%var2%": "bar"}}, '
+                               '"$var1 is %var2%"]}')
+    if not isinstance(args[0], (Mapping, Function)):
+        raise call.bad(f'"{call.name}" parameters must be a mapping')
+    return CfnReplace(call.loc, args[1], args[0], json_values=False)
+
+
+def _base64(call: Call, args: Any) -> Function:
+    return Base64(call.loc, args)
+
+
+def _get_azs(call: Call, args: Any) -> Function:
+    return GetAZs(call.loc, args)
+
+
+def _find_in_map(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 3:
+        raise call.bad(f'Arguments to "{call.name}" must be of the form '
+                       "[map_name, top_level_key, second_level_key]")
+    return FindInMap(call.loc, call.ctx.mappings, (args[0], args[1], args[2]))
+
+
+def _member_list_to_map(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 3:
+        raise call.bad(f'Wrong Arguments try: "{call.name}": [key_name, value_name, '
+                       '[".member.0.key_name=k", ".member.0.value_name=v"]]')
+    return MemberListToMap(call.loc, args[0], args[1], args[2])
+
+
+_FACADE_KEYS = {"Metadata": "metadata", "DeletionPolicy": "deletion_policy",
+                "UpdatePolicy": "update_policy"}
+
+
+def _cfn_resource_facade(call: Call, args: Any) -> Function:
+    if args not in _FACADE_KEYS:
+        raise call.bad(f'Incorrect arguments to "{call.name}" should be one of: '
+                       f'{", ".join(_FACADE_KEYS)}')
+    return CfnResourceFacade(call.loc, _FACADE_KEYS[args])
+
+
+def _cfn_if(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 3:
+        raise call.bad(f'Arguments to "{call.name}" must be of the form: '
+                       "[condition_name, value_if_true, value_if_false]")
+    ctx, path = call.ctx, call.path
+    return If(call.loc, parse_condition(ctx, args[0], (*path, 0)),
+              parse_value(ctx, args[1], (*path, 1)), parse_value(ctx, args[2], (*path, 2)))
+
+
+def _cfn_equals(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 2:
+        raise call.bad(f'Arguments to "{call.name}" must be of the form: [value_1, value_2]')
+    return CfnEquals(call.loc, args[0], args[1])
+
+
+def _cfn_not(call: Call, args: Any) -> Function:
+    if not isinstance(args, list) or len(args) != 1:
+        raise call.bad(f'Arguments to "{call.name}" must be of the form: [condition]')
+    return CfnNot(call.loc, parse_condition(call.ctx, args[0], (*call.path, 0)))
+
+
+def _cfn_and_or(call: Call, args: Any) -> Function:
+    if not isinstance(args, list):
+        raise call.bad(f'Arguments to "{call.name}" must be a list of conditions')
+    if len(args) < 2:
+        raise call.bad(f'The minimum number of condition arguments to "{call.name}" is 2.')
+    conditions = tuple(parse_condition(call.ctx, c, (*call.path, i))
+                       for i, c in enumerate(args))
+    return (CfnAnd if call.name == "Fn::And" else CfnOr)(call.loc, conditions)
+
+
 PARSERS: Mapping[str, Parser] = {
     "get_param": _get_param,
     "get_resource": _get_resource,
@@ -381,10 +512,27 @@ PARSERS: Mapping[str, Parser] = {
     "not": _not,
     "and": _and_or,
     "or": _and_or,
+    "Ref": _ref,
+    "Fn::GetAtt": _get_att,
+    "Fn::Join": _cfn_join,
+    "Fn::Select": _select,
+    "Fn::Split": _cfn_split,
+    "Fn::Replace": _cfn_replace,
+    "Fn::Base64": _base64,
+    "Fn::GetAZs": _get_azs,
+    "Fn::FindInMap": _find_in_map,
+    "Fn::MemberListToMap": _member_list_to_map,
+    "Fn::ResourceFacade": _cfn_resource_facade,
+    "Fn::If": _cfn_if,
+    "Fn::Equals": _cfn_equals,
+    "Fn::Not": _cfn_not,
+    "Fn::And": _cfn_and_or,
+    "Fn::Or": _cfn_and_or,
 }
 
 # Functions whose arguments are not plain values: ``if`` parses its first argument as a
 # condition, ``not``/``and``/``or`` theirs as conditions, ``yaql``'s expression is text.
-_RAW_ARGUMENTS = frozenset({"if", "not", "and", "or"})
+_RAW_ARGUMENTS = frozenset({"if", "not", "and", "or", "Fn::If", "Fn::Not", "Fn::And",
+                            "Fn::Or"})
 
 IMPLEMENTED = frozenset(PARSERS)

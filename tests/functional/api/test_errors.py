@@ -140,6 +140,29 @@ def test_oversized_template(api: Any) -> None:
     assert "Template size" in message
 
 
+def test_a_yaml_alias_bomb_is_refused(api: Any) -> None:
+    lines = ["heat_template_version: 2018-08-31", "x0: &x0 [a, a, a, a, a, a, a, a, a, a]"]
+    lines += [f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]" for i in range(1, 9)]
+
+    message = fault(api.post(stack("\n".join(lines) + "\n")), 413, "RequestLimitExceeded")
+
+    assert message.endswith("Template expands to more than 200000 values (YAML aliases "
+                            "included); refused.")
+    assert message.startswith("template:")
+
+
+@pytest.mark.parametrize("depth", [100, 100_000])
+def test_deeply_nested_bodies_are_refused(api: Any, depth: int) -> None:
+    body = '{"stack_name": "deep", "template": ' + "[" * depth + "]" * depth + "}"
+
+    message = fault(api.post(body), 413, "RequestLimitExceeded")
+
+    assert message == ("Request limit exceeded: The request body nests too deeply."
+                       if depth > 1000 else
+                       "[0][0]: Request limit exceeded: Template nesting is deeper than 64 "
+                       "levels; refused.")
+
+
 def test_duplicate_stack_name_conflicts(api: Any) -> None:
     body = stack(GOOD)
     assert api.post(body).status_code == 201

@@ -138,8 +138,9 @@ def test_a_failed_update_without_rollback_stays_failed_and_deletes_cleanly(
 
     heat.stacks.update(stack_id, template=failing)
     stack = wait_for_status(heat, stack_id, "UPDATE_FAILED")
+    # b's value did not change, so update_replace does not apply: b fails in place.
     assert stack.stack_status_reason.startswith(
-        "Resource CREATE failed: ValueError: resources.b: Test Resource failed b")
+        "Resource UPDATE failed: ValueError: resources.b: Test Resource failed b")
 
     heat.stacks.delete(stack_id)
     wait_for_status(heat, stack_id, "DELETE_COMPLETE")

@@ -46,22 +46,35 @@ def get(setup: dict[str, Any], path: str, **params: str) -> requests.Response:
 # --- template versions ------------------------------------------------------------------
 
 
-def test_versions_list_every_hot_version_with_its_alias(setup: dict[str, Any]) -> None:
+CFN_FORMATS = ["AWSTemplateFormatVersion.2010-09-09", "HeatTemplateFormatVersion.2012-12-12"]
+
+
+def test_versions_list_both_cfn_formats_then_every_hot_version(setup: dict[str, Any]
+                                                                ) -> None:
     versions = setup["heat"].template_versions.list()
 
-    assert [v.version for v in versions] == [
+    assert [v.version for v in versions] == CFN_FORMATS + [
         f"heat_template_version.{d}" for d in HOT_VERSIONS]
-    assert {v.type for v in versions} == {"hot"}
+    assert [v.type for v in versions] == ["cfn", "cfn"] + ["hot"] * len(HOT_VERSIONS)
     assert {v.version: v.aliases for v in versions} == {
-        f"heat_template_version.{d}":
-            [f"heat_template_version.{ALIASES[d]}"] if d in ALIASES else []
-        for d in HOT_VERSIONS}
+        **{f: [] for f in CFN_FORMATS},
+        **{f"heat_template_version.{d}":
+           [f"heat_template_version.{ALIASES[d]}"] if d in ALIASES else []
+           for d in HOT_VERSIONS}}
 
 
-def test_versions_leave_cfn_out(setup: dict[str, Any]) -> None:
-    """Kiln refuses CFN templates, so it does not offer their formats."""
-    versions = get(setup, "/template_versions").json()["template_versions"]
-    assert not [v for v in versions if v["type"] == "cfn"]
+def test_functions_of_the_cfn_formats(setup: dict[str, Any]) -> None:
+    aws = setup["heat"].template_versions.get("AWSTemplateFormatVersion.2010-09-09",
+                                              with_condition_func=True)
+    heat_cfn = setup["heat"].template_versions.get("HeatTemplateFormatVersion.2012-12-12")
+
+    assert [f.functions for f in aws] == sorted([
+        "Fn::And", "Fn::Base64", "Fn::Equals", "Fn::FindInMap", "Fn::GetAZs", "Fn::GetAtt",
+        "Fn::If", "Fn::Join", "Fn::MemberListToMap", "Fn::Not", "Fn::Or", "Fn::Replace",
+        "Fn::ResourceFacade", "Fn::Select", "Fn::Split", "Ref"])
+    assert "Fn::If" not in [f.functions for f in heat_cfn]
+    assert {f.functions: f.description for f in heat_cfn}["Ref"] == (
+        "A function for resolving parameters or resource references.")
 
 
 def test_functions_of_a_version_are_those_kiln_evaluates(setup: dict[str, Any]) -> None:
@@ -89,11 +102,11 @@ def test_oldest_version_lists_its_list_join_text(setup: dict[str, Any]) -> None:
     described = {f["functions"]: f["description"]
                  for f in functions.json()["template_functions"]}
     assert described["list_join"] == "A function for joining strings."
-    assert "Fn::Select" not in described  # Heat's, not Kiln's
+    assert described["Fn::Select"] == "A function for selecting an item from a list or map."
 
 
 @pytest.mark.parametrize("version", ["2018-08-31", "heat_template_version.2099-01-01",
-                                     "HeatTemplateFormatVersion.2012-12-12"])
+                                     "HeatTemplateFormatVersion.2010-09-09"])
 def test_unknown_version_is_404(setup: dict[str, Any], version: str) -> None:
     response = get(setup, f"/template_versions/{version}/functions")
 

@@ -11,7 +11,7 @@ from engine.errors import ResourceTypeNotFound
 from engine.ir.build import build
 from engine.ir.model import ResolvedStack, TypeSchema
 from engine.schema import Attribute, Property
-from engine.template.hot import load
+from engine.template.loader import load
 from engine.template.parse import parse_text
 
 

@@ -358,8 +358,10 @@ def test_build_from_document() -> None:
 
 
 def test_pseudo_parameters() -> None:
-    assert pseudo_parameters("sid", "sname", "tid") == {
-        "OS::stack_id": "sid", "OS::stack_name": "sname", "OS::project_id": "tid"}
+    assert pseudo_parameters("sid", "s name", "tid") == {
+        "OS::stack_id": "sid", "OS::stack_name": "s name", "OS::project_id": "tid",
+        "AWS::StackId": "arn:openstack:heat::tid:stacks/s%20name/sid",
+        "AWS::StackName": "s name", "AWS::Region": "ap-southeast-1"}
 
 
 # --- properties at run time --------------------------------------------------------------

@@ -170,7 +170,7 @@ def test_a_condition_without_its_parameter_value_is_left_undecided(make: Make) -
             "resources:\n  a: {type: Test::Anything, condition: prod,\n"
             "              properties: {x: {if: [prod, 1, 2]}}}\n")
     from engine.ir.build import build
-    from engine.template.hot import load
+    from engine.template.loader import load
     from engine.template.parse import parse_text
     from tests.unit.ir.conftest import PSEUDO, lookup
 

@@ -11,7 +11,7 @@ import yaml
 from engine.errors import StackValidationFailed
 from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parse import from_data
-from engine.template.versions import find_hot_version
+from engine.template.versions import CFN_VERSIONS, HotVersion, find_hot_version
 
 CASES = yaml.safe_load((pathlib.Path(__file__).parent / "corpus" / "functions.yaml")
                        .read_text())
@@ -41,10 +41,19 @@ class CorpusScope:
         return self._attrs[resource]
 
 
-def evaluate(case: dict[str, Any]) -> Any:
-    version = find_hot_version(str(case.get("version", "rocky")))
+def version_of(name: str) -> HotVersion:
+    """A HOT version by date or alias; ``aws`` and ``heat-cfn`` are the CFN formats."""
+    cfn = {"aws": CFN_VERSIONS[0], "heat-cfn": CFN_VERSIONS[1]}
+    version = cfn.get(name) or find_hot_version(name)
     assert version is not None
-    ctx = ParseContext(from_data({"value": case["value"]}), version, case.get("files") or {})
+    return version
+
+
+def evaluate(case: dict[str, Any]) -> Any:
+    ctx = ParseContext(from_data({"value": case["value"]}),
+                       version_of(str(case.get("version", "rocky"))), case.get("files") or {},
+                       resource_names=frozenset(case.get("ids") or {}),
+                       mappings=case.get("mappings") or {})
     return resolve(parse_value(ctx, case["value"], ("value",)), CorpusScope(case))
 
 

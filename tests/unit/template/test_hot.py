@@ -6,11 +6,12 @@ import pytest
 
 from engine.errors import InvalidTemplateVersion, StackValidationFailed
 from engine.template.functions import GetParam, GetResource
-from engine.template.hot import HotTemplate, load
+from engine.template.loader import load
+from engine.template.model import Template
 from engine.template.parse import document, parse_text
 
 
-def hot(text: str) -> HotTemplate:
+def hot(text: str) -> Template:
     return load(parse_text(text))
 
 
@@ -104,13 +105,6 @@ def test_unknown_version_lists_the_known_ones() -> None:
 def test_missing_version() -> None:
     assert refusal("resources: {}\n") == (
         "template:1: Template not in valid format: Template format version not found."
-    )
-
-
-@pytest.mark.parametrize("key", ["AWSTemplateFormatVersion", "HeatTemplateFormatVersion"])
-def test_cfn_formats_are_refused(key: str) -> None:
-    assert refusal(f"Description: x\n{key}: '2010-09-09'\nResources: {{}}\n") == (
-        f"template:2 {key}: Template format {key} is not supported by Kiln yet; use HOT."
     )
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
-from engine.errors import StackValidationFailed
-from engine.template.parse import SourceDocument, document, parse_text, render_path
+from engine.errors import RequestLimitExceeded, StackValidationFailed
+from engine.template.parse import SourceDocument, document, from_data, parse_text, render_path
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -188,3 +191,39 @@ def test_document_keeps_parsed_data_without_lines() -> None:
 
     assert doc == SourceDocument(data=data, lines={}, file="body")
     assert str(doc.location(("heat_template_version",))) == "heat_template_version"
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 10):
+        previous = f"*a{level - 1}"
+        lines.append(f"a{level}: &a{level} [{', '.join([previous] * 10)}]")
+    text = "heat_template_version: rocky\n" + "\n".join(lines) + "\n"
+
+    with pytest.raises(RequestLimitExceeded) as caught:
+        parse_text(text)
+
+    assert caught.value.message == ("Request limit exceeded: Template expands to more than "
+                                    "200000 values (YAML aliases included); refused.")
+
+
+def test_anchors_and_merge_keys_within_the_limit_work() -> None:
+    doc = parse_text("base: &base {type: OS::Heat::None}\nr: {<<: *base, a: 1}\n")
+
+    assert doc.data["r"] == {"type": "OS::Heat::None", "a": 1}
+
+
+@pytest.mark.parametrize("as_text", [True, False])
+def test_deep_nesting_is_refused(as_text: bool) -> None:
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+
+    with pytest.raises(RequestLimitExceeded) as caught:
+        if as_text:
+            parse_text(json.dumps({"value": deep}))
+        else:
+            from_data({"value": deep})
+
+    assert caught.value.message == ("Request limit exceeded: Template nesting is deeper "
+                                    "than 64 levels; refused.")

@@ -130,18 +130,21 @@ def test_fail_raises_heats_message_after_the_wait(build: Build, runtime: FakeRun
     res = build(TestResource, {"fail": True, "wait_secs": 3}, name="broken")
     token = stored(res.handle_create())
 
-    assert runtime.recorded == [res.physical_id]
     assert res.check_create_complete(token) is False
     runtime.advance(3)
     with pytest.raises(ValueError, match=r"^Test Resource failed broken$"):
         res.check_create_complete(token)
 
 
-def test_failed_create_stores_no_output(build: Build) -> None:
+def test_failed_create_stores_no_output_and_no_physical_id(
+    build: Build, runtime: FakeRuntime
+) -> None:
     res = build(TestResource, {"fail": True, "value": "never"})
     res.handle_create()
 
     assert res.get_attribute("output") is None
+    assert res.physical_id is None
+    assert runtime.recorded == []
 
 
 def test_delete_waits_but_never_fails(build: Build, runtime: FakeRuntime) -> None:
@@ -208,3 +211,72 @@ def test_description_is_the_first_docstring_paragraph() -> None:
     assert TestResource.describe() == (
         "A resource which stores the string value that was provided, for testing."
     )
+
+
+def test_check_passes_when_a_physical_id_was_recorded(build: Build) -> None:
+    res = _created(build, {})
+
+    assert TestResource.check_supported is True
+    assert res.check_check_complete(res.handle_check()) is True
+
+
+def test_check_fails_when_the_create_recorded_nothing(build: Build) -> None:
+    res = build(TestResource, {"fail": True})
+    res.handle_create()
+
+    with pytest.raises(Exception, match="^Resource not created$") as raised:
+        res.handle_check()
+    assert type(raised.value) is Exception  # reported as "Exception: ...", as in Heat
+
+
+def test_a_value_change_replaces_only_with_update_replace(build: Build) -> None:
+    assert build(TestResource, {"update_replace": True}).needs_replacement(
+        {"value": "new"}) is True
+    assert build(TestResource, {"update_replace": False}).needs_replacement(
+        {"value": "new"}) is False
+
+
+def test_other_changes_are_in_place_even_with_update_replace(build: Build) -> None:
+    res = build(TestResource, {"update_replace": True, "fail": True})
+
+    assert res.needs_replacement({"fail": True}) is False
+    assert res.needs_replacement({"wait_secs": 3, "update_replace": True}) is False
+    # update_replace_value is not update_allowed: its change always replaces.
+    assert res.needs_replacement({"update_replace_value": "x"}) is True
+
+
+def test_an_update_of_value_stores_it_and_waits(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"value": "two", "wait_secs": 100,
+                               "action_wait_secs": {"update": 4}}, data={"value": "one"})
+    token = stored(res.handle_update({"value": "two"}))
+
+    assert res.get_attribute("output") == "two"
+    assert res.check_update_complete(token) is False
+    runtime.advance(4)
+    assert res.check_update_complete(token) is True
+
+
+def test_an_update_that_leaves_value_alone_does_not_wait(build: Build) -> None:
+    res = build(TestResource, {"value": "one", "wait_secs": 100}, data={"value": "one"})
+
+    assert res.check_update_complete(stored(res.handle_update({"wait_secs": 100}))) is True
+    assert res.get_attribute("output") == "one"
+
+
+def test_an_update_with_fail_fails_after_its_wait(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"value": "two", "fail": True, "wait_secs": 2},
+                data={"value": "one"}, name="f")
+    token = stored(res.handle_update({"value": "two", "fail": True}))
+
+    assert res.get_attribute("output") == "one"  # a failing update stores nothing
+    assert res.check_update_complete(token) is False
+    runtime.advance(2)
+    with pytest.raises(ValueError, match="^Test Resource failed f$"):
+        res.check_update_complete(token)
+
+
+def test_an_update_that_only_sets_fail_fails_at_once(build: Build) -> None:
+    res = build(TestResource, {"fail": True, "wait_secs": 100}, name="f")
+
+    with pytest.raises(ValueError, match="^Test Resource failed f$"):
+        res.check_update_complete(stored(res.handle_update({"fail": True})))

@@ -1,0 +1,65 @@
+"""Which format a template is in, and the loader for it.
+
+The version key decides: ``heat_template_version`` is HOT, ``AWSTemplateFormatVersion``
+and ``HeatTemplateFormatVersion`` are Heat's two CFN formats. Only keys with a string
+value count, as in Heat; two of them is ambiguous.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import (
+    AmbiguousTemplateVersion,
+    InvalidTemplateVersion,
+    StackValidationFailed,
+)
+from engine.template import cfn, hot
+from engine.template.model import Template
+from engine.template.parse import SourceDocument
+from engine.template.versions import (
+    CFN_KEYS,
+    CFN_VERSIONS,
+    HOT_KEY,
+    HotVersion,
+    find_cfn_version,
+    find_hot_version,
+    known_hot_names,
+)
+
+
+def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> Template:
+    data = doc.data
+    if not isinstance(data, Mapping):
+        raise StackValidationFailed(doc.location(()),
+                                    reason="Template not in valid format: it must be a map.")
+    version = _version(doc, data)
+    if version.is_cfn:
+        return cfn.load(doc, version, files)
+    return hot.load(doc, version, files)
+
+
+def _version(doc: SourceDocument, data: Mapping[str, Any]) -> HotVersion:
+    # A date object counts too: a template loaded by a YAML parser that reads dates
+    # (Python's yaml.safe_load) names the same version.
+    keys = [k for k in (HOT_KEY, *CFN_KEYS)
+            if k in data and isinstance(data[k], (str, datetime.date))]
+    if len(keys) > 1:
+        raise AmbiguousTemplateVersion(doc.location((keys[1],)), keys=", ".join(keys))
+    if not keys:
+        raise StackValidationFailed(
+            doc.location(()), reason="Template not in valid format: Template format version "
+                                     "not found.")
+    key = keys[0]
+    if key == HOT_KEY:
+        version = find_hot_version(data[key])
+        known = known_hot_names()
+    else:
+        version = find_cfn_version(key, data[key])
+        known = ", ".join(v.date for v in CFN_VERSIONS if v.key == key)
+    if version is None:
+        raise InvalidTemplateVersion(doc.location((key,)), given=f"{key}: {data[key]}",
+                                     key=key, known=known)
+    return version

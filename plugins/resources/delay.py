@@ -1,0 +1,96 @@
+"""``OS::Heat::Delay``: a pause at a chosen point of a stack's create, delete, suspend or
+resume, measured on the runtime clock without holding a thread."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from engine.resources.base import CREATE, DELETE, RESUME, SUSPEND, Resource, Token
+from engine.schema import LIST, NUMBER, AllowedValues, Property, Range
+
+ACTIONS = (CREATE, DELETE, SUSPEND, RESUME)
+
+
+class Delay(Resource):
+    """A resource that pauses for a configurable delay.
+
+    Placed in the dependency graph, it delays what depends on it during CREATE and
+    SUSPEND, and what it depends on during DELETE and RESUME. The wait is ``min_wait``
+    plus a jitter drawn uniformly between 0 and ``max_jitter * jitter_multiplier``
+    seconds, and happens only during the ``actions`` listed. It has no physical id and no
+    attributes; ``get_resource`` gives its name, as in Heat.
+    """
+
+    support_version: ClassVar[str] = "11.0.0"
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        "min_wait": Property(
+            NUMBER, "Minimum time in seconds to wait during the specified actions.",
+            default=0, update_allowed=True, constraints=(Range(min=0),),
+        ),
+        "max_jitter": Property(
+            NUMBER, "Maximum jitter to add to the minimum wait time.",
+            default=0, update_allowed=True, constraints=(Range(min=0),),
+        ),
+        "jitter_multiplier": Property(
+            NUMBER, "Number of seconds to multiply the maximum jitter value by.",
+            default=1.0, update_allowed=True, constraints=(Range(min=0),),
+        ),
+        "actions": Property(
+            LIST, "Actions during which the delay will occur.",
+            default=[CREATE], update_allowed=True,
+            constraints=(AllowedValues(ACTIONS),),
+        ),
+    }
+
+    def handle_create(self) -> Token:
+        return self._start(CREATE)
+
+    def check_create_complete(self, token: Token) -> bool:
+        return self._waited(token)
+
+    def handle_delete(self) -> Token:
+        return self._start(DELETE)
+
+    def check_delete_complete(self, token: Token) -> bool:
+        return self._waited(token)
+
+    def handle_suspend(self) -> Token:
+        return self._start(SUSPEND)
+
+    def check_suspend_complete(self, token: Token) -> bool:
+        return self._waited(token)
+
+    def handle_resume(self) -> Token:
+        return self._start(RESUME)
+
+    def check_resume_complete(self, token: Token) -> bool:
+        return self._waited(token)
+
+    def get_reference_id(self) -> str | None:
+        # Heat's reference for a resource without a physical id is its name.
+        return self.physical_id or self.name
+
+    def _start(self, action: str) -> dict[str, Any]:
+        """Draw this action's wait and record its deadline in ``data`` and the token."""
+        wait = 0.0
+        if action in (self.properties["actions"] or []):
+            jitter = self.properties["max_jitter"] * self.properties["jitter_multiplier"]
+            # NOTE: not a secret, only a spread of start times: the plain PRNG suffices.
+            wait = self.properties["min_wait"] + jitter * random.random()
+        pending = {"action": action, "deadline": self.runtime.now() + wait}
+        # Saved with the token when the start returns: a worker that picks the wait up
+        # after this one died continues to the same deadline.
+        self.data["delay"] = pending
+        return dict(pending)
+
+    def _waited(self, token: Token) -> bool:
+        pending = self.data.get("delay")
+        if not isinstance(pending, Mapping) or pending.get("action") != token["action"]:
+            pending = token
+        if self.runtime.now() < pending["deadline"]:
+            return False
+        self.data.pop("delay", None)
+        return True
