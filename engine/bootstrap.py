@@ -87,7 +87,8 @@ class Kiln:
             heartbeat_interval_seconds=engine.heartbeat_interval_seconds,
             idle_poll_seconds=engine.idle_poll_seconds,
             max_step_poll_seconds=engine.max_step_poll_seconds,
-            operation_threads=engine.operation_threads)
+            operation_threads=engine.operation_threads,
+            api_url=self.public_api_url)
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
                           lifecycle=self.lifecycle)
 
@@ -97,6 +98,11 @@ class Kiln:
         host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.conf.api.bind_port}"
+
+    @property
+    def public_api_url(self) -> str:
+        """Where signallers reach the API: ``[api] public_url``, else :attr:`api_url`."""
+        return str(self.conf.api.public_url or self.api_url).rstrip("/")
 
 
 def load_config(argv: Sequence[str], prog: str) -> cfg.ConfigOpts:

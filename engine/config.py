@@ -45,6 +45,13 @@ database_opts = [
 api_opts = [
     cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),
     cfg.PortOpt("bind_port", default=8004, help="Port the API listens on (Heat's is 8004)."),
+    cfg.StrOpt(
+        "public_url",
+        help="Base URL (scheme, host and port, no path) at which servers and scripts reach "
+        "the API; put into the signal URLs of OS::Heat::WaitConditionHandle resources (the "
+        "role of Heat's [clients_heat] url). Default: http://<bind_host>:<bind_port>, with "
+        "127.0.0.1 for a wildcard bind_host.",
+    ),
     cfg.IntOpt("workers", default=2, min=1, help="gunicorn worker processes for kiln-api."),
     cfg.IntOpt("threads", default=8, min=1, help="Request threads per API process."),
     cfg.IntOpt(

@@ -7,6 +7,9 @@ import dataclasses
 ADMIN_ROLE = "admin"
 MEMBER_ROLE = "member"
 ROLES = (MEMBER_ROLE, ADMIN_ROLE)
+# A resource's signal token (``OS::Heat::WaitConditionHandle``): it authenticates only on
+# that resource's signal URL, and is never issued by ``kiln-manage token create``.
+SIGNAL_ROLE = "signal"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -111,6 +111,41 @@ class Modulo(Constraint):
         return {"modulo": {"step": self.step, "offset": self.offset}}
 
 
+class CustomCheck:
+    """Base of a custom constraint: a named check that plugins register under the
+    stevedore namespace ``kiln.constraints`` (``ip_addr = mypkg.checks:IPAddress``) and
+    templates name with ``custom_constraint: ip_addr`` on a parameter or property.
+
+    ``check`` returns why the value is refused, or None. It must be quick and must not
+    call a backend: it runs in the API for every request that names it."""
+
+    def check(self, value: Any) -> str | None:
+        raise NotImplementedError
+
+    @staticmethod
+    def refused(value: Any, reason: str | None = None) -> str:
+        """Heat's wording for a refusal, with the check's reason when it has one."""
+        if reason is None:
+            return f"Error validating value '{value}'"
+        return f"Error validating value '{value}': {reason}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Custom(Constraint):
+    """``custom_constraint: <name>``. Parsed templates hold it unbound (``checker`` None,
+    checking nothing); ``engine.ir.build`` binds the registered check before any value
+    is checked, and refuses a name nobody registered."""
+
+    name: str
+    checker: CustomCheck | None = dataclasses.field(default=None, compare=False)
+
+    def check(self, value: Any) -> str | None:
+        return self.checker.check(value) if self.checker is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        return {"custom_constraint": self.name}
+
+
 def _bounds(low: float | None, high: float | None) -> dict[str, Any]:
     return {k: v for k, v in (("min", low), ("max", high)) if v is not None}
 

@@ -46,7 +46,15 @@ class Authenticate:
         tenant_id = params.get("tenant_id")
         if tenant_id is None:
             return  # version discovery needs no token
-        principal = self._tenants.authenticate(req.get_header("X-Auth-Token"))
+        secret = req.get_header("X-Auth-Token")
+        if getattr(resource, "accepts_signal_tokens", False):
+            # Only here may a resource's signal token stand in for a tenant token, and
+            # only for the resource it was issued for (the URL's).
+            principal = self._tenants.authenticate_for_signal(
+                secret, tenant_id, params["stack_name"], params["stack_id"],
+                params["resource_name"])
+        else:
+            principal = self._tenants.authenticate(secret)
         ctx = RequestContext(tenant_id=tenant_id, token_tenant_id=principal.tenant_id,
                              role=principal.role, request_id=req.context.request_id,
                              username=principal.token_id)

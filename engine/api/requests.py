@@ -82,11 +82,27 @@ def tags(req: falcon.Request, name: str) -> tuple[str, ...]:
     return found
 
 
-def optional_body(req: falcon.Request) -> None:
-    """Read and drop a body the handler does not use (a signal's data): the connection
-    stays usable, and any body, JSON or not, is accepted as Heat accepts it."""
+def signal_details(req: falcon.Request) -> dict[str, Any] | None:
+    """A signal's body as Heat reads it: JSON only when the content type is JSON (or
+    missing, or ``text/plain``) and the body starts with ``{``; any other body is read,
+    dropped and given to the resource as no details at all. Malformed JSON is a 400."""
     limit: int = req.context.max_body_bytes
-    req.bounded_stream.read(limit + 1)
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:  # chunked: no length to refuse up front (BodyLimit)
+        raise RequestLimitExceeded(
+            reason=f"JSON body size exceeds maximum allowed size ({limit} bytes).")
+    content_type = (req.content_type or "").split(";", 1)[0].strip()
+    if not content_type or content_type.startswith("text/plain"):
+        content_type = "application/json"
+    if content_type not in ("JSON", "application/json") or not raw.startswith(b"{"):
+        return None
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RequestLimitExceeded(reason="The request body nests too deeply.") from None
+    return body if isinstance(body, dict) else None
 
 
 def sort_dir(req: falcon.Request) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from engine.schema import AllowedPattern, AllowedValues, Length, Modulo, Range
+from engine.schema import AllowedPattern, AllowedValues, Custom, Length, Modulo, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
 from engine.services.stacks import StackPreview, TemplateValidation
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
@@ -33,7 +33,7 @@ def _stack_common(base: str, stack: StackRecord) -> dict[str, Any]:
         "updated_time": timestamp(stack.updated_at),
         "deletion_time": timestamp(stack.deleted_at),
         "links": [{"href": stack_url(base, stack.name, stack.id), "rel": "self"}],
-        "parent": None,
+        "parent": stack.parent,
         "stack_owner": stack.owner,
         "stack_user_project_id": stack.tenant_id,
     }
@@ -247,6 +247,8 @@ def _validate_parameter(schema: ParameterSchema, values: dict[str, Any]) -> dict
             doc["AllowedPattern"] = constraint.pattern
         elif isinstance(constraint, Modulo):
             doc.update({"Step": constraint.step, "Offset": constraint.offset})
+        elif isinstance(constraint, Custom):
+            doc["CustomConstraint"] = constraint.name
         if description:
             descriptions.append(description)
     if descriptions:

@@ -61,6 +61,11 @@ class Stack(Base):
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
     deleted_at: Mapped[datetime.datetime | None] = mapped_column(index=True)
+    # A nested stack: the stack and the resource in it that made this one. No foreign
+    # key: rows of deleted stacks are kept, and a purge may take a parent first.
+    owner_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    parent_resource: Mapped[str | None] = mapped_column(String(255))
+    nested_depth: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Resource(Base):
@@ -88,6 +93,41 @@ class Resource(Base):
                                                  server_default="Delete")
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
+
+
+class ResourceSignal(Base):
+    """One signal a resource took, as its type's ``handle_signal`` stored it.
+
+    Signals are rows of their own, never part of ``resources``: the API inserts them while
+    a worker may be writing the resource row, and an insert cannot overwrite what the
+    worker writes (nor be overwritten by it). ``id`` is the arrival order.
+    """
+
+    __tablename__ = "resource_signals"
+    __table_args__ = (Index("ix_resource_signals_resource_id_generation", "resource_id",
+                            "generation"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
+    # The resource's generation when signalled: a replacement starts with no signals.
+    generation: Mapped[int] = mapped_column(Integer)
+    details: Mapped[Any] = mapped_column(JSONType)
+    created_at: Mapped[datetime.datetime]
+
+
+class SignalToken(Base):
+    """A secret that authorises signals to one resource (one generation of it) only.
+
+    Issued by the resource (``Runtime.issue_signal_token``), gone with it. Not a row of
+    ``tokens``: those act on a whole tenant, on every route."""
+
+    __tablename__ = "signal_tokens"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"),
+                                             index=True)
+    generation: Mapped[int] = mapped_column(Integer)
+    # NOTE: sha256 of a 256-bit random secret, as tokens.token_hash (same reasons).
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime.datetime]
 
 
 class Event(Base):

@@ -16,7 +16,6 @@ from sqlalchemy import (
     and_,
     delete,
     exists,
-    false,
     func,
     literal,
     not_,
@@ -92,10 +91,24 @@ def list_tokens(session: Session, tenant_id: str) -> list[Token]:
 # --- stacks ---------------------------------------------------------------------------------
 
 
+def live_child_stack(session: Session, owner_id: str, resource_name: str) -> Stack | None:
+    """The live child stack that resource ``resource_name`` of stack ``owner_id`` made."""
+    return session.scalars(select(Stack).where(
+        Stack.owner_id == owner_id, Stack.parent_resource == resource_name,
+        Stack.deleted_at.is_(None))).first()
+
+
+def is_busy(session: Session, stack_id: str) -> bool:
+    """Whether the stack has an unfinished operation (a read: nothing is locked)."""
+    return session.scalar(select(func.count()).select_from(Operation).where(
+        Operation.stack_id == stack_id, Operation.finished_at.is_(None))) != 0
+
+
 def count_live_stacks(session: Session, tenant_id: str) -> int:
-    """The tenant's stacks that are not deleted (for ``max_stacks_per_tenant``)."""
+    """The tenant's top-level stacks that are not deleted (``max_stacks_per_tenant``;
+    nested stacks come with their parent and are not counted, as in Heat)."""
     query = select(func.count()).select_from(Stack).where(
-        Stack.tenant_id == tenant_id, Stack.deleted_at.is_(None))
+        Stack.tenant_id == tenant_id, Stack.deleted_at.is_(None), Stack.owner_id.is_(None))
     return session.scalar(query) or 0
 
 
@@ -212,7 +225,8 @@ class TagFilter:
 def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, list[Any]],
                 show_deleted: bool, limit: int | None, marker: str | None,
                 sort_keys: Sequence[str], sort_dir: str | None,
-                tags: TagFilter = TagFilter()) -> tuple[list[Stack], int]:
+                tags: TagFilter = TagFilter(), show_nested: bool = False
+                ) -> tuple[list[Stack], int]:
     """One page of stacks and the count of all that match the filters.
 
     Without a known sort key the order is newest first; with one, ascending unless
@@ -223,8 +237,10 @@ def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, l
         query = query.where(Stack.tenant_id == tenant_id)
     if not show_deleted:
         query = query.where(Stack.deleted_at.is_(None))
+    if not show_nested and "parent" not in filters:  # asking for a parent's children
+        query = query.where(Stack.owner_id.is_(None))
     for key, values in filters.items():
-        query = query.where(false() if key == "parent" else
+        query = query.where(Stack.owner_id.in_(values) if key == "parent" else
                             STACK_FILTER_COLUMNS[key].in_(values))
     query = query.where(*_tag_conditions(session, tags))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0

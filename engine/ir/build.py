@@ -17,8 +17,9 @@ from engine.errors import CircularDependency, KilnError, Location, StackValidati
 from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
 from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
-from engine.schema import coerce_properties
-from engine.template.environment import Environment
+from engine.ir.provider import MAX_NESTED_DEPTH, ProviderType, provider_type
+from engine.schema import Custom, CustomCheck, coerce_properties
+from engine.template.environment import TEMPLATE_SUFFIXES, Environment
 from engine.template.functions import (
     Deferred,
     invalid_reference,
@@ -29,9 +30,10 @@ from engine.template.functions import (
 )
 from engine.template.loader import load
 from engine.template.model import ResourceDefinition, Template
-from engine.template.parameters import resolve_values
+from engine.template.parameters import ParameterSchema, resolve_values
 
 TypeLookup = Callable[[str], TypeSchema]
+ConstraintLookup = Callable[[str], CustomCheck]
 
 
 class StaticScope:
@@ -63,10 +65,15 @@ def build(
     *,
     require_all: bool = True,
     environment: Environment | None = None,
+    constraints: ConstraintLookup | None = None,
+    nested_depth: int = 0,
 ) -> ResolvedStack:
     """``environment`` gives the parameter defaults and the resource registry; its
-    ``parameters`` are already merged into ``user_parameters`` by the caller."""
+    ``parameters`` are already merged into ``user_parameters`` by the caller.
+    ``constraints`` finds the custom constraints parameters name."""
     environment = environment or Environment()
+    template = dataclasses.replace(template, parameters=bind_custom_constraints(
+        template.parameters, constraints))
     prefix = "AWS::" if template.version.is_cfn else "OS::"
     parameters = {k: v for k, v in pseudo_parameters.items() if k.startswith(prefix)}
     parameters.update(resolve_values(template.parameters, user_parameters,
@@ -85,10 +92,18 @@ def build(
     errors: list[KilnError] = []
     types: dict[str, TypeSchema] = {}
     implementations: dict[str, str] = {}
+    providers: dict[str, ProviderType] = {}
     for name, definition in definitions.items():
         try:
             implementations[name] = environment.resolve_type(definition.type, name)
-            types[name] = lookup(implementations[name])
+            if implementations[name].endswith(TEMPLATE_SUFFIXES):
+                if nested_depth >= MAX_NESTED_DEPTH:
+                    raise StackValidationFailed(
+                        reason=f"Recursion depth exceeds {MAX_NESTED_DEPTH}.")
+                providers[name] = provider_type(implementations[name], template.files)
+                types[name] = providers[name]
+            else:
+                types[name] = lookup(implementations[name])
         except KilnError as exc:
             errors.append(exc.at(template.doc.location(("resources", name, "type"))))
 
@@ -134,6 +149,12 @@ def build(
                                         f"outputs.{name}", excluded))
         outputs[name] = OutputNode(name, value, output.description, output.location)
 
+    for name, provider in providers.items():
+        if not errors:
+            errors.extend(_check_provider(
+                provider, nodes[name], parameters, pseudo_parameters, lookup, environment,
+                constraints, nested_depth))
+
     if not errors:
         cycle = find_cycle({name: node.requires for name, node in nodes.items()})
         if cycle:
@@ -147,6 +168,58 @@ def build(
         resources=nodes,
         outputs=outputs,
     )
+
+
+def _check_provider(provider: ProviderType, node: ResourceNode,
+                    parameters: Mapping[str, Any], pseudo: Mapping[str, Any],
+                    lookup: TypeLookup, environment: Environment,
+                    constraints: ConstraintLookup | None, depth: int) -> list[KilnError]:
+    """Build the nested template with the property values known now, as the nested
+    stack will be built: its errors name the nested file and line."""
+    scope = StaticScope(parameters)
+    known: dict[str, Any] = {}
+    for key, value in (node.properties or {}).items():
+        try:
+            known[key] = resolve(value, scope)
+        except Deferred:
+            continue
+        except KilnError:
+            continue  # reported against the parent template already
+    inherited = Environment(parameter_defaults=environment.parameter_defaults,
+                            resource_registry=environment.resource_registry)
+    try:
+        build(provider.template, {k: v for k, v in known.items() if v is not None}, pseudo,
+              lookup, require_all=False, environment=inherited, constraints=constraints,
+              nested_depth=depth + 1)
+    except KilnError as exc:
+        return [exc]
+    return []
+
+
+def bind_custom_constraints(schemas: Mapping[str, ParameterSchema],
+                            constraints: ConstraintLookup | None
+                            ) -> dict[str, ParameterSchema]:
+    """``schemas`` with each ``custom_constraint`` bound to its registered check; a name
+    nobody registered is refused where the parameter is declared."""
+    bound: dict[str, ParameterSchema] = {}
+    for name, schema in schemas.items():
+        if not any(isinstance(c, Custom) for c, _ in schema.constraints):
+            bound[name] = schema
+            continue
+        checks = []
+        for constraint, description in schema.constraints:
+            if isinstance(constraint, Custom):
+                try:
+                    if constraints is None:
+                        raise KeyError(constraint.name)
+                    constraint = Custom(constraint.name, constraints(constraint.name))
+                except KeyError:
+                    raise StackValidationFailed(schema.location, reason=(
+                        f'Parameter \'{name}\' is invalid: the custom constraint '
+                        f'"{constraint.name}" is not registered')) from None
+            checks.append((constraint, description))
+        bound[name] = dataclasses.replace(schema, constraints=tuple(checks))
+    return bound
 
 
 def _check_references(value: Any, parameters: Mapping[str, Any], template: Template,
@@ -265,8 +338,9 @@ def build_from_document(doc: Any, user_parameters: Mapping[str, Any],
                         pseudo: Mapping[str, Any], lookup: TypeLookup, *,
                         require_all: bool = True,
                         files: Mapping[str, Any] | None = None,
-                        environment: Mapping[str, Any] | None = None) -> ResolvedStack:
+                        environment: Mapping[str, Any] | None = None,
+                        constraints: ConstraintLookup | None = None) -> ResolvedStack:
     """Template document -> IR in one call (shape checks, then references and graph);
     ``files`` and ``environment`` are the stack's, as stored."""
     return build(load(doc, files), user_parameters, pseudo, lookup, require_all=require_all,
-                 environment=Environment.from_dict(environment))
+                 environment=Environment.from_dict(environment), constraints=constraints)

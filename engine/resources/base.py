@@ -65,17 +65,31 @@ Attributes and references
 ``get_resource`` (the physical id unless overridden). Both are called with the stored
 state only and must not call the backend for long.
 
+Signals
+-------
+``POST …/resources/<name>/signal`` delivers its JSON body to :meth:`handle_signal`, which
+by default refuses it (Heat's 400 "signal is not supported for resource."). A type that
+takes signals overrides it: it validates the body and returns the :class:`Signal` Kiln
+stores with the resource, in arrival order, and describes in a ``SIGNAL`` event. It runs
+in the API, inside the transaction that stores the signal, on an instance whose runtime
+refuses every write: no I/O, no waiting. Signals are read back with
+:meth:`Runtime.find_signalled_resource` (an ``OS::Heat::WaitCondition`` reads its
+handle's). :meth:`Runtime.issue_signal_token` gives a secret that authorises that one URL
+and nothing else, for whoever must send the signals.
+
 Plugins import only ``engine.resources.base``, ``engine.schema`` and ``engine.errors``.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import inspect
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, Protocol
 
+from engine.errors import ResourceActionNotSupported
 from engine.schema import SUPPORTED, Attribute, Property, SupportStatus
 
 Token = Any
@@ -83,6 +97,38 @@ Token = Any
 
 CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
     "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
+
+
+@dataclasses.dataclass(frozen=True)
+class Signal:
+    """What :meth:`Resource.handle_signal` makes of one signal."""
+
+    #: Kept with the resource (JSON), after the signals it took before.
+    stored: Mapping[str, Any]
+    #: Heat's ``handle_signal`` result: the ``SIGNAL`` event's reason is
+    #: ``Signal: <summary>``; None gives Heat's generic text instead.
+    summary: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class IssuedSignalToken:
+    """A new secret that authorises ``POST`` to one resource's signal URL, nothing else.
+
+    Kiln keeps only its sha256, as for tenant tokens: the secret exists here once."""
+
+    id: str
+    secret: str = dataclasses.field(repr=False)  # never in a log line
+    #: The absolute signal URL: ``<API>/v1/<tenant>/stacks/<stack>/<id>/resources/<name>/signal``.
+    url: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SignalledResource:
+    """Another resource of the stack, with the signals it has stored, oldest first."""
+
+    name: str
+    resource_type: type[Resource]
+    signals: Sequence[Mapping[str, Any]]
 
 
 class Runtime(Protocol):
@@ -99,6 +145,21 @@ class Runtime(Protocol):
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         """Persist the physical id and private data immediately, in their own transaction."""
+
+    def issue_signal_token(self) -> IssuedSignalToken:
+        """A new token for this resource's signal URL, stored (hashed) in its own
+        transaction. It stays valid until :meth:`revoke_signal_tokens`, or until the
+        resource is gone; call it before :meth:`Resource.set_physical_id`, so a resumed
+        create that finds a physical id does not issue a second one."""
+
+    def revoke_signal_tokens(self) -> None:
+        """Invalidate every token issued for this resource (a delete calls it)."""
+
+    def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
+        """Read-only: the resource of this stack whose physical id (``get_resource``) or
+        name is ``reference_id``, with the signals it has stored so far; None when no
+        resource of the stack that exists (created, being created, updated, resumed or
+        checked) answers to it. Each call reads the database afresh."""
 
 
 class Resource:
@@ -230,6 +291,16 @@ class Resource:
 
     def check_adopt_complete(self, token: Token) -> bool:
         return True
+
+    # --- signals ------------------------------------------------------------------------
+
+    def handle_signal(self, details: Mapping[str, Any] | None,
+                      received: Sequence[Mapping[str, Any]]) -> Signal:
+        """Accept a signal: ``details`` is the request's JSON object (None without one),
+        ``received`` what earlier signals stored, oldest first. Return what to store;
+        raise a ``KilnError`` (a 400 ``Invalid`` for a bad body) to refuse it. Pure: no
+        runtime call, no I/O (see the module docs). Default: the type takes no signal."""
+        raise ResourceActionNotSupported(action="signal")
 
     # --- reads ------------------------------------------------------------------------
 

@@ -8,37 +8,44 @@ turn into confusing 400s for tenants.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint
+from typing import Any
 
 from stevedore import ExtensionManager
 from stevedore.extension import Extension
 
 from engine.errors import PluginLoadFailed, ResourceTypeNotFound
 from engine.resources.base import Resource
-from engine.schema import HIDDEN, SUPPORT_STATUSES
+from engine.resources.nested import template_resource
+from engine.schema import HIDDEN, SUPPORT_STATUSES, CustomCheck
+from engine.template.environment import TEMPLATE_SUFFIXES
 
 NAMESPACE = "kiln.resource_types"
+CONSTRAINTS_NAMESPACE = "kiln.constraints"
 #: The statuses a type may declare: Heat's, but HIDDEN (see ``Resource.support_status``).
 TYPE_STATUSES = tuple(s for s in SUPPORT_STATUSES if s != HIDDEN)
 
 
 class ResourceTypeRegistry:
-    def __init__(self, types: Mapping[str, type[Resource]]) -> None:
+    """The resource types, and the custom constraints (``kiln.constraints``) that
+    templates and types name: both are what a template is checked against."""
+
+    def __init__(self, types: Mapping[str, type[Resource]],
+                 constraints: Mapping[str, CustomCheck] | None = None) -> None:
         self._types = dict(types)
+        self._constraints = dict(constraints or {})
+        self._templates: dict[str, type[Resource]] = {}
 
     @classmethod
     def load(cls, namespace: str = NAMESPACE) -> ResourceTypeRegistry:
-        def fail(_manager: ExtensionManager[Resource], entry_point: EntryPoint,
-                 error: BaseException) -> None:
-            name = getattr(entry_point, "name", str(entry_point))
-            raise PluginLoadFailed(name=name, namespace=namespace, reason=error) from error
-
         # stevedore's type argument is what the plugin makes: Extension.plugin is type[T].
         manager: ExtensionManager[Resource] = ExtensionManager(
-            namespace, invoke_on_load=False, on_load_failure_callback=fail
+            namespace, invoke_on_load=False, on_load_failure_callback=_fail(namespace)
         )
-        return cls.from_extensions(manager.extensions, namespace)
+        registry = cls.from_extensions(manager.extensions, namespace)
+        registry._constraints = load_constraints()
+        return registry
 
     @classmethod
     def from_extensions(
@@ -63,13 +70,49 @@ class ResourceTypeRegistry:
         return cls(types)
 
     def get(self, type_name: str) -> type[Resource]:
+        if type_name.endswith(TEMPLATE_SUFFIXES):
+            # A provider template: the type is a file of the stack, one class per file.
+            if type_name not in self._templates:
+                self._templates[type_name] = template_resource(type_name)
+            return self._templates[type_name]
         try:
             return self._types[type_name]
         except KeyError:
             raise ResourceTypeNotFound(type_name=type_name) from None
+
+    def constraint(self, name: str) -> CustomCheck:
+        """The custom constraint registered as ``name``; KeyError when there is none."""
+        return self._constraints[name]
+
+    def constraint_names(self) -> list[str]:
+        return sorted(self._constraints)
 
     def find(self, type_name: str) -> type[Resource] | None:
         return self._types.get(type_name)
 
     def names(self) -> list[str]:
         return sorted(self._types)
+
+
+def _fail(namespace: str) -> Callable[[Any, EntryPoint, BaseException], None]:
+    def fail(_manager: Any, entry_point: EntryPoint, error: BaseException) -> None:
+        name = getattr(entry_point, "name", str(entry_point))
+        raise PluginLoadFailed(name=name, namespace=namespace, reason=error) from error
+
+    return fail
+
+
+def load_constraints(namespace: str = CONSTRAINTS_NAMESPACE) -> dict[str, CustomCheck]:
+    """Every custom constraint, instantiated once; a broken one stops the process."""
+    manager: ExtensionManager[CustomCheck] = ExtensionManager(
+        namespace, invoke_on_load=True, on_load_failure_callback=_fail(namespace))
+    found: dict[str, CustomCheck] = {}
+    for ext in manager.extensions:
+        if not isinstance(ext.obj, CustomCheck):
+            raise PluginLoadFailed(name=ext.name, namespace=namespace,
+                                   reason="not a subclass of engine.schema.CustomCheck")
+        if ext.name in found:
+            raise PluginLoadFailed(name=ext.name, namespace=namespace,
+                                   reason="two plugins declare this name")
+        found[ext.name] = ext.obj
+    return found

@@ -2,6 +2,7 @@
 
 The plugin computes them from properties, physical id and private data, as in the worker;
 the runtime it gets here refuses to write, because a read must never change a resource.
+The API also builds instances on it to hand them a signal (``handle_signal`` is pure).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack
+from engine.resources.base import IssuedSignalToken, SignalledResource
 from engine.resources.registry import ResourceTypeRegistry
 
 Clock = Callable[[], datetime.datetime]
@@ -31,6 +33,20 @@ class ReadOnlyRuntime:
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         raise RuntimeError("a resource tried to change its state while its attributes "
                            "were being read")
+
+    def issue_signal_token(self) -> IssuedSignalToken:
+        raise RuntimeError("a resource tried to issue a signal token while it was being "
+                           "read")
+
+    def revoke_signal_tokens(self) -> None:
+        raise RuntimeError("a resource tried to revoke its signal tokens while it was being "
+                           "read")
+
+    def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
+        # NOTE: only the worker waits on signals; an attribute is answered from the
+        # resource's own stored state (a wait condition keeps what it last read).
+        raise RuntimeError("a resource tried to read another resource's signals while it "
+                           "was being read")
 
 
 def read_attributes(stack: Stack, row: ResourceRow, registry: ResourceTypeRegistry,

@@ -58,6 +58,7 @@ class StackRecord:
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
     deleted_at: datetime.datetime | None
+    parent: str | None = None  # the id of the stack a nested stack belongs to
 
 
 @dataclasses.dataclass(frozen=True)

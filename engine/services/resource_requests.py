@@ -1,17 +1,19 @@
 """Requests on one resource of a stack: its metadata, mark-unhealthy, and signals.
 
-Mark-unhealthy is the one write here. It changes only the resource row (Heat's
-``CHECK_FAILED`` and back to ``CHECK_COMPLETE``) and records an event; the next update
-replaces an unhealthy resource. Signals are refused: no resource type of Kiln takes one.
+Mark-unhealthy changes only the resource row (Heat's ``CHECK_FAILED`` and back to
+``CHECK_COMPLETE``) and records an event; the next update replaces an unhealthy resource.
+A signal is handed to the resource type's ``handle_signal`` and what it returns is
+inserted into ``resource_signals`` with a ``SIGNAL`` event; the resource row is never
+written, so a worker busy with the resource loses nothing (``engine.db.signals``).
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from engine.db import queries
+from engine.db import queries, signals
 from engine.db.models import Resource, Stack
 from engine.errors import (
     BadRequest,
@@ -23,6 +25,9 @@ from engine.errors import (
     ResourceNotFound,
 )
 from engine.ir.build import StaticScope
+from engine.resources.base import Signal
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.attributes import ReadOnlyRuntime
 from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parameters import redact
 from engine.template.parse import from_data
@@ -124,10 +129,9 @@ def mark_unhealthy(session: Any, stack: Stack, row: Resource, unhealthy: bool, r
 # --- signals ----------------------------------------------------------------------------
 
 
-def refuse_signal(stack: Stack, rows: Sequence[Resource], resource_name: str) -> NoReturn:
-    """Why the signal cannot be delivered, in Heat's order: an unknown resource (404),
-    one not created yet (404), one suspended or deleted (400), and otherwise the type
-    takes no signals (400) -- true of every resource type Kiln has."""
+def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str) -> Resource:
+    """The resource a signal goes to, or Heat's refusal, in Heat's order: an unknown
+    resource (404), one not created yet (404), one suspended or deleted (400)."""
     row = next((r for r in rows if r.name == resource_name), None)
     template = stack.template if isinstance(stack.template, Mapping) else {}
     if row is None and resource_name not in (template.get("resources") or {}):
@@ -136,4 +140,37 @@ def refuse_signal(stack: Stack, rows: Sequence[Resource], resource_name: str) ->
         raise ResourceNotAvailable(resource_name=resource_name)
     if row.action in NO_SIGNAL_ACTIONS:
         raise NotSupported(feature=f"Signal resource during {row.action}")
-    raise ResourceActionNotSupported(action="signal")
+    return row
+
+
+def deliver_signal(session: Any, stack: Stack, row: Resource, details: Mapping[str, Any] | None,
+                   registry: ResourceTypeRegistry,
+                   clock: Callable[[], datetime.datetime]) -> None:
+    """Let the resource's type accept ``details`` (400 ``signal is not supported for
+    resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event."""
+    cls = registry.find(row.type)
+    if cls is None:  # the type was uninstalled: it takes nothing
+        raise ResourceActionNotSupported(action="signal")
+    signals.lock_resource(session, row)  # signals to one resource, one at a time
+    instance = cls(row.name, row.properties or {}, ReadOnlyRuntime(stack, row, clock),
+                   physical_id=row.physical_id, data=dict(row.data or {}))
+    accepted: Signal = instance.handle_signal(details, signals.list_signals(
+        session, row.id, row.generation))
+    now = clock()
+    signals.add_signal(session, row.id, row.generation, dict(accepted.stored), now)
+    queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                      physical_resource_id=row.physical_id or "", resource_type=row.type,
+                      action="SIGNAL", status=row.status,
+                      reason=signal_reason(accepted, details), now=now)
+
+
+def signal_reason(accepted: Signal, details: Mapping[str, Any] | None) -> str:
+    """Heat's reason for the SIGNAL event (``Resource._handle_signal``)."""
+    if accepted.summary:
+        return f"Signal: {accepted.summary}"
+    if details is None:
+        return "No signal details provided"
+    if all(key in details for key in ("previous", "current", "reason")):  # from Ceilometer
+        return ("alarm state changed from {previous} to {current} ({reason})"
+                .format(**details))
+    return "Unknown"

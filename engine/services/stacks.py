@@ -96,6 +96,7 @@ class StackQuery:
     tags_any: tuple[str, ...] = ()  # has at least one
     not_tags: tuple[str, ...] = ()  # lacks at least one
     not_tags_any: tuple[str, ...] = ()  # has none
+    show_nested: bool = False  # nested stacks too (they are left out, as in Heat)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,6 +247,7 @@ class StackService:
         timeout_mins = _timeout(body.get("timeout_mins"))
         ir = build(hot, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
                    self._registry.get, require_all=require_parameters,
+                   constraints=self._registry.constraint,
                    environment=Environment.from_dict(environment))
         if len(ir.resources) > self._limits.max_resources_per_stack:
             raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
@@ -385,7 +387,7 @@ class StackService:
                 session, None if query.all_tenants else ctx.tenant_id,
                 filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
                 limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,
-                sort_dir=query.sort_dir, tags=tags)
+                sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested)
             return [self._record(None, row) for row in rows], total
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
@@ -539,14 +541,19 @@ class StackService:
                 resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
                                                  self._clock())
 
-    def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str) -> None:
-        """``POST .../resources/<name>/signal``: always refused, with Heat's reason."""
-        with self._db.read() as session:
+    def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+               details: Mapping[str, Any] | None = None) -> None:
+        """``POST .../resources/<name>/signal``: Heat's refusals, else the resource's type
+        takes the signal (``resource_requests.deliver_signal``). One write transaction:
+        it inserts the signal and its event and writes no row a worker writes."""
+        with self._db.transaction() as session:
             stack = self._stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
-            rows = queries.list_resources(session, stack.id)
-        resource_requests.refuse_signal(stack, rows, resource)
+            rows = queries.list_resources_named(session, stack.id, [resource])
+            row = resource_requests.signal_target(stack, rows, resource)
+            resource_requests.deliver_signal(session, stack, row, details, self._registry,
+                                             self._clock)
 
     # --- resource types -----------------------------------------------------------------
 
@@ -583,6 +590,7 @@ class StackService:
             ir = build_from_document(document(stack.template), stack.parameters,
                                      pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                      self._registry.get, files=stack.files,
+                                     constraints=self._registry.constraint,
                                      environment=stack.environment)
         except StackValidationFailed:
             ir = None  # a type uninstalled since: show the stack without its schema
@@ -604,7 +612,7 @@ class StackService:
             outputs=None if stack.deleted_at else (stack.outputs or []),
             tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
             timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
-            updated_at=stack.updated_at, deleted_at=stack.deleted_at)
+            updated_at=stack.updated_at, deleted_at=stack.deleted_at, parent=stack.owner_id)
 
 
 def _stack_name(body: Mapping[str, Any]) -> str:

@@ -12,8 +12,8 @@ import hashlib
 import secrets
 from collections.abc import Callable
 
-from engine.context import ROLES
-from engine.db import queries
+from engine.context import ROLES, SIGNAL_ROLE
+from engine.db import queries, signals
 from engine.db.models import Tenant, Token
 from engine.db.session import Database
 from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound
@@ -81,6 +81,20 @@ class TenantService:
             with self._db.transaction() as session:
                 queries.touch_token(session, principal.token_id, now)
         return principal
+
+    def authenticate_for_signal(self, secret: str | None, tenant_id: str, stack_name: str,
+                                stack_id: str, resource_name: str) -> Principal:
+        """A tenant token as :meth:`authenticate`, or else a signal token issued for
+        exactly this resource of this stack (role ``signal``, acting on the stack's
+        tenant). Either way a secret that fits neither is 401, with the same words."""
+        if secret:
+            with self._db.read() as session:
+                token_id = signals.find_signal_token(
+                    session, secret, tenant_id=tenant_id, stack_name=stack_name,
+                    stack_id=stack_id, resource_name=resource_name)
+            if token_id is not None:
+                return Principal(token_id, tenant_id, SIGNAL_ROLE)
+        return self.authenticate(secret)
 
     def require_tenant_id(self, tenant_id: str) -> None:
         """Raise EntityNotFound unless a tenant has exactly this id (admins name any)."""

@@ -60,6 +60,7 @@ def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | No
         conditions={str(name): parse_condition(ctx, body, ("Conditions", str(name)),
                                                named=False)
                     for name, body in conditions.items()},
+        files=files or {},
     )
 
 

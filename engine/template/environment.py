@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.errors import BadRequest, ResourceTypeNotFound
+from engine.errors import BadRequest
 from engine.template.parse import document
 
 ENVIRONMENT_SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
@@ -73,9 +73,7 @@ def _resolve(registry: Mapping[str, Any], type_name: str, resource_name: str,
         return type_name
     for candidate in _candidates(registry, type_name, resource_name):
         if candidate.endswith(TEMPLATE_SUFFIXES):
-            raise ResourceTypeNotFound(type_name=f"{type_name} (mapped to the template "
-                                                 f"{candidate}: provider templates are not "
-                                                 "supported by Kiln yet)")
+            return candidate  # a provider template: a file in the stack's files
         return _resolve(registry, candidate, resource_name, (*seen, type_name))
     return type_name
 

@@ -58,6 +58,7 @@ def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | No
                                                named=False)
                     for name, body in conditions.items()},
         parameter_groups=_parameter_groups(doc, data.get("parameter_groups"), parameters),
+        files=files or {},
     )
 
 

@@ -50,3 +50,5 @@ class Template:
     outputs: Mapping[str, OutputDefinition]
     conditions: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     parameter_groups: tuple[Mapping[str, Any], ...] = ()
+    # The request's files: get_file already read them; provider templates are read here.
+    files: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -23,6 +23,7 @@ from engine.schema import (
     AllowedPattern,
     AllowedValues,
     Constraint,
+    Custom,
     Length,
     Modulo,
     Range,
@@ -42,6 +43,7 @@ _CONSTRAINT_TYPES = {
     "allowed_values": ("string", "number", "comma_delimited_list", "boolean"),
     "allowed_pattern": ("string",),
     "modulo": ("number",),
+    "custom_constraint": TYPES,
 }
 # Parameter keys and constraints that arrived in later versions: (name, first version).
 _KEY_SINCE = {"tags": "2018-03-02"}
@@ -195,6 +197,10 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
                    for b in (low, high)):
                 raise TypeError(kind)
             return (Length(low, high) if kind == "length" else Range(low, high)), description
+        if kind == "custom_constraint":
+            if not isinstance(arg, str) or not arg:
+                raise TypeError(kind)
+            return Custom(arg), description
         if kind == "modulo":
             step, offset = arg.get("step"), arg.get("offset")
             if (not isinstance(step, int) or not isinstance(offset, int)

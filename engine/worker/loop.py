@@ -48,6 +48,9 @@ class WorkerSettings:
     # Threads that advance operations (lifecycle plugin calls can take seconds); 0 runs
     # them in the loop's own thread, which tests use for determinism.
     operation_threads: int = 0
+    # The API's base URL as signallers reach it (``[api] public_url``): resources put it
+    # in the signal URLs they hand out.
+    api_url: str = "http://127.0.0.1:8004"
 
 
 class WorkerLoop:
@@ -65,11 +68,13 @@ class WorkerLoop:
         self._last_heartbeat = 0.0
         plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
                                 settings.lease_seconds, settings.heartbeat_interval_seconds)
-        self._operations = OperationDriver(db, registry, self.id, clock, plugpoints)
+        self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
+                                           api_url=settings.api_url)
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
                       if settings.operation_threads else None)
         self._in_flight: dict[str, Future[Any]] = {}
-        self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds)
+        self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds,
+                                 api_url=settings.api_url)
 
     # --- lifecycle --------------------------------------------------------------------------
 

@@ -65,9 +65,10 @@ STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
 
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, plugpoints: Plugpoints) -> None:
+                 clock: Clock, plugpoints: Plugpoints, *, api_url: str) -> None:
         self._db = db
         self._registry = registry
+        self._api_url = api_url
         self._owner = owner
         self._clock = clock
         self._plugpoints = plugpoints
@@ -316,7 +317,9 @@ class OperationDriver:
         rows = {row.name: row for row in queries.list_resources(session, stack.id)}
         scope = StoredScope(
             ir, {name: StoredResource.of(row) for name, row in rows.items()}, self._registry,
-            lambda name: StepRuntime(self._db, self._clock, stack, rows[name].id, name))
+            lambda name: StepRuntime(self._db, self._clock, stack, rows[name].id, name,
+                                     rows[name].generation, registry=self._registry,
+                                     api_url=self._api_url))
         secrets = hidden_values(ir.parameter_schemas, ir.parameters)
         outputs = []
         for name, output in ir.outputs.items():

@@ -25,6 +25,7 @@ def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack
     return build_from_document(doc, stack.parameters,
                                pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                registry.get, files=stack.files,
+                               constraints=registry.constraint,
                                environment=stack.environment)
 
 

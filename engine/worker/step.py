@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import logging
+import secrets as secret_tokens
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from engine.db import queries, steps
+from engine.db import queries, signals, steps
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
@@ -21,6 +24,7 @@ from engine.db.states import STEP_RUNNING
 from engine.errors import KilnError
 from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
+from engine.ir.provider import MAX_NESTED_DEPTH
 from engine.ir.update_decision import NONE, REPLACE, RESTORE, Stored, decide
 from engine.ir.update_decision import prop_diff as diff_of
 from engine.resources.base import (
@@ -31,11 +35,14 @@ from engine.resources.base import (
     RESUME,
     SUSPEND,
     UPDATE,
+    IssuedSignalToken,
     Resource,
+    SignalledResource,
     action_methods,
 )
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
+from engine.worker.nested import WorkerNestedStacks
 from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
 
 LOG = logging.getLogger(__name__)
@@ -62,11 +69,16 @@ class StepRuntime:
     """The ``engine.resources.base.Runtime`` a resource instance gets from the worker."""
 
     def __init__(self, db: Database, clock: Clock, stack: Stack, row_id: int,
-                 resource_name: str, generation: int = 0, replaced: bool = False) -> None:
+                 resource_name: str, generation: int = 0, replaced: bool = False, *,
+                 registry: ResourceTypeRegistry, api_url: str) -> None:
         self._db = db
         self._clock = clock
         self._row_id = row_id
+        self._generation = generation
         self._replaced = replaced
+        self._registry = registry
+        self._api_url = api_url
+        self._resource_name = resource_name
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
@@ -78,6 +90,12 @@ class StepRuntime:
     def now(self) -> float:
         return self._clock().timestamp()
 
+    @functools.cached_property
+    def nested(self) -> WorkerNestedStacks:
+        """Child stacks of this resource's stack (nested-stack resource types)."""
+        return WorkerNestedStacks(self._db, self._clock, self._registry, self.stack_id,
+                                  self._resource_name, MAX_NESTED_DEPTH)
+
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         with self._db.transaction() as session:
             if self._replaced:  # the resource an update replaced, being deleted
@@ -86,6 +104,36 @@ class StepRuntime:
                 return
             queries.record_physical_id(session, self._row_id, physical_id, dict(data),
                                        self._clock())
+
+    def issue_signal_token(self) -> IssuedSignalToken:
+        if self._replaced:
+            raise RuntimeError("a replaced resource cannot issue signal tokens")
+        # As a tenant token: 256 random bits shown once, only the sha256 stored.
+        secret = secret_tokens.token_urlsafe(32)
+        with self._db.transaction() as session:
+            token = signals.add_signal_token(session, self._row_id, self._generation, secret,
+                                             self._clock())
+            token_id = token.id
+        path = "/".join(urllib.parse.quote(part, safe="") for part in (
+            self.tenant_id, "stacks", self.stack_name, self.stack_id, "resources",
+            self._resource_name, "signal"))
+        return IssuedSignalToken(token_id, secret, f"{self._api_url}/v1/{path}")
+
+    def revoke_signal_tokens(self) -> None:
+        with self._db.transaction() as session:
+            signals.delete_signal_tokens(session, self._row_id, self._generation)
+
+    def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
+        with self._db.read() as session:
+            row = signals.find_signalled_resource(session, self.stack_id, reference_id)
+            if row is None:
+                return None
+            cls = self._registry.find(row.type)
+            if cls is None:
+                return None  # a type uninstalled since: nothing Kiln can ask about it
+            return SignalledResource(row.name, cls,
+                                     tuple(signals.list_signals(session, row.id,
+                                                                row.generation)))
 
 
 @dataclasses.dataclass
@@ -112,9 +160,10 @@ class HeldStep:
 
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, max_poll_seconds: float) -> None:
+                 clock: Clock, max_poll_seconds: float, *, api_url: str) -> None:
         self._db = db
         self._registry = registry
+        self._api_url = api_url
         self._owner = owner
         self._clock = clock
         self._max_poll = max_poll_seconds
@@ -310,7 +359,8 @@ class StepRunner:
             else:
                 cls = self._registry.get(replaced["type"])
                 runtime = StepRuntime(self._db, self._clock, stack, row.id, row.name,
-                                      replaced.get("generation", 0), replaced=True)
+                                      replaced.get("generation", 0), replaced=True,
+                                      registry=self._registry, api_url=self._api_url)
                 instance = cls(row.name, replaced.get("properties") or {}, runtime,
                                physical_id=replaced.get("physical_id"),
                                data=dict(replaced.get("data") or {}))
@@ -447,7 +497,8 @@ class StepRunner:
                          ) -> Callable[[str], StepRuntime]:
         def runtime(name: str) -> StepRuntime:
             return StepRuntime(self._db, self._clock, stack, rows[name].id, name,
-                               rows[name].generation)
+                               rows[name].generation, registry=self._registry,
+                               api_url=self._api_url)
 
         return runtime
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.resources.base import Resource, Token
@@ -26,6 +27,9 @@ class NoneResource(Resource):
         if self.physical_id is None:
             self.set_physical_id(str(uuid.uuid4()))
         return None
+
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        return False  # nothing exists to replace: a property change is a no-op update
 
     def get_attribute(self, name: str) -> Any:
         return None

@@ -5,7 +5,15 @@ from __future__ import annotations
 import falcon
 
 from engine.api import views
-from engine.api.requests import base_url, context, flag, integer, json_body, multi, optional_body
+from engine.api.requests import (
+    base_url,
+    context,
+    flag,
+    integer,
+    json_body,
+    multi,
+    signal_details,
+)
 from engine.services.stacks import StackService
 
 
@@ -61,11 +69,16 @@ class ResourceMetadata:
 
 
 class ResourceSignal:
+    """``POST …/resources/<name>/signal``: a tenant token, or the resource's own signal
+    token (``middleware.Authenticate``)."""
+
+    accepts_signal_tokens = True
+
     def __init__(self, stacks: StackService) -> None:
         self._stacks = stacks
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                 stack_name: str, stack_id: str, resource_name: str) -> None:
-        optional_body(req)
-        self._stacks.signal(context(req), stack_name, stack_id, resource_name)
-        _json_null(resp)  # not reached while no resource type takes signals
+        details = signal_details(req)
+        self._stacks.signal(context(req), stack_name, stack_id, resource_name, details)
+        _json_null(resp)

@@ -34,11 +34,11 @@ class StackCollection:
         all_tenants = flag(req, "global_tenant")
         if all_tenants and not ctx.is_admin:
             raise GlobalTenantForbidden()
-        # Kiln has no nested stacks and no hidden tags: these change nothing, but their
-        # values are checked as Heat checks them.
-        flag(req, "show_nested")
+        # Kiln has no hidden tags: show_hidden changes nothing, but is checked as Heat
+        # checks it.
         flag(req, "show_hidden")
         query = StackQuery(
+            show_nested=flag(req, "show_nested"),
             filters=multi(req, skip=LIST_CONTROL), show_deleted=flag(req, "show_deleted"),
             limit=integer(req, "limit"), marker=req.get_param("marker"),
             sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),

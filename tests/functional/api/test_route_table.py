@@ -104,8 +104,8 @@ CASES = [
                                         "resource_status_reason": "route table"},
                                   own=True)),
     # Heat's TestResource has no handle_signal either, so Heat too answers 400
-    # ResourceActionNotSupported here; 200 null needs a type that takes signals, and Kiln
-    # has none. This pins that the route is served (not 404/405).
+    # ResourceActionNotSupported here; 200 null for a type that takes signals is in
+    # test_wait_condition.py. This pins that the route is served (not 404/405).
     row("POST resources/r/signal", Case("POST", "/stacks/{name}/{id}/resources/r/signal",
                                         400, "error", body={"data": "x"})),
     row("GET resources/r/metadata", Case("GET", "/stacks/{name}/{id}/resources/r/metadata",

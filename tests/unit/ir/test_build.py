@@ -15,10 +15,12 @@ from engine.errors import (
     UnknownUserParameter,
     UserParameterMissing,
 )
-from engine.ir.build import build_from_document, properties_for_runtime, pseudo_parameters
+from engine.ir.build import build, build_from_document, properties_for_runtime, pseudo_parameters
 from engine.ir.model import ResourceNode
+from engine.schema import CustomCheck
 from engine.template.functions import Deferred, GetAttr
-from engine.template.parse import document
+from engine.template.loader import load
+from engine.template.parse import document, parse_text
 from tests.unit.ir.conftest import PSEUDO, Make, Server, lookup
 
 STACK = """\
@@ -403,3 +405,37 @@ def test_properties_for_runtime_pins_errors_to_the_resource() -> None:
     assert str(caught.value) == (
         "template:12 resources.s.properties: Property error: Property flavor not assigned"
     )
+
+
+# --- custom constraints --------------------------------------------------------------------
+
+
+class EvenLength(CustomCheck):
+    def check(self, value: Any) -> str | None:
+        return None if len(str(value)) % 2 == 0 else self.refused(value, "odd length")
+
+
+CUSTOM = ("heat_template_version: rocky\nparameters:\n"
+          "  p:\n    type: string\n    constraints: [{custom_constraint: even}]\n")
+
+
+def build_with(text: str, values: dict[str, Any], known: dict[str, CustomCheck]) -> Any:
+    return build(load(parse_text(text)), values, PSEUDO, lookup, constraints=known.__getitem__)
+
+
+def test_a_custom_constraint_checks_the_value() -> None:
+    assert build_with(CUSTOM, {"p": "ab"}, {"even": EvenLength()}).parameters["p"] == "ab"
+
+    with pytest.raises(StackValidationFailed) as caught:
+        build_with(CUSTOM, {"p": "abc"}, {"even": EvenLength()})
+
+    assert caught.value.message == ("Parameter 'p' is invalid: Error validating value "
+                                    "'abc': odd length")
+
+
+def test_an_unregistered_custom_constraint_is_refused_where_it_is_declared() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        build_with(CUSTOM, {"p": "ab"}, {})
+
+    assert str(caught.value) == ("template:3 parameters.p: Parameter 'p' is invalid: the "
+                                 'custom constraint "even" is not registered')

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine.errors import BadRequest, ResourceTypeNotFound
+from engine.errors import BadRequest
 from engine.template.environment import Environment, parse_environment, request_environment
 
 
@@ -125,6 +125,5 @@ def test_resource_registry(type_name: str, resource: str, implementation: str) -
     assert REGISTRY.resolve_type(type_name, resource) == implementation
 
 
-def test_a_provider_template_is_not_supported_yet() -> None:
-    with pytest.raises(ResourceTypeNotFound, match="provider templates are not supported"):
-        REGISTRY.resolve_type("My::Provider", "p")
+def test_a_type_mapped_to_a_template_resolves_to_the_file() -> None:
+    assert REGISTRY.resolve_type("My::Provider", "p") == "provider.yaml"

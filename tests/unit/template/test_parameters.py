@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from engine.errors import StackValidationFailed, UnknownUserParameter, UserParameterMissing
+from engine.schema import Custom
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
@@ -262,17 +263,6 @@ def test_every_constraint_is_checked() -> None:
 
     assert rejection(body, "b").endswith('"b" is not an allowed value [\'a\']')
 
-
-def test_custom_constraints_are_not_implemented_yet() -> None:
-    with pytest.raises(StackValidationFailed) as caught:
-        one("{type: string, constraints: [{custom_constraint: nova.flavor}]}")
-
-    assert caught.value.message == (
-        'Invalid parameter constraints: "custom_constraint" is not supported'
-    )
-    assert str(caught.value.location) == "template:2 parameters.p.constraints[0]"
-
-
 def test_modulo_constraint() -> None:
     body = "{type: number, constraints: [{modulo: {step: 2, offset: 1}}]}"
 
@@ -469,3 +459,12 @@ def test_redact_without_secrets_returns_the_value_itself() -> None:
     value = {"a": ["b"]}
 
     assert redact(value, ()) is value
+
+
+def test_a_custom_constraint_is_parsed_unbound() -> None:
+    schema = one("{type: string, constraints: [{custom_constraint: ip_addr}]}")
+
+    (constraint, _), = schema.constraints
+    assert isinstance(constraint, Custom) and constraint.name == "ip_addr"
+    assert constraint.checker is None
+    assert constraint.describe() == {"custom_constraint": "ip_addr"}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.resources.base import Resource
+from engine.resources.base import IssuedSignalToken, Resource, SignalledResource
 from engine.schema import coerce_properties
 
 
@@ -21,6 +21,10 @@ class FakeRuntime:
         self.resource_key = "5f0e9a1c-0000-4000-8000-000000000001/res/1"
         self.clock = 1_700_000_000.0
         self.recorded: list[str] = []
+        self.issued: list[IssuedSignalToken] = []
+        self.revoked = 0
+        #: What ``find_signalled_resource`` answers, by reference id.
+        self.signalled: dict[str, SignalledResource] = {}
 
     def now(self) -> float:
         return self.clock
@@ -31,6 +35,21 @@ class FakeRuntime:
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         self.recorded.append(physical_id)
         self.recorded_data = dict(data)
+
+    def issue_signal_token(self) -> IssuedSignalToken:
+        number = len(self.issued) + 1
+        issued = IssuedSignalToken(
+            f"token-{number}", f"secret-{number}",
+            f"http://kiln.test/v1/{self.tenant_id}/stacks/{self.stack_name}/{self.stack_id}"
+            "/resources/res/signal")
+        self.issued.append(issued)
+        return issued
+
+    def revoke_signal_tokens(self) -> None:
+        self.revoked += 1
+
+    def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
+        return self.signalled.get(reference_id)
 
 
 @pytest.fixture

@@ -52,3 +52,9 @@ def test_description_is_the_first_docstring_paragraph() -> None:
     assert NoneResource.describe() == (
         "Does nothing; accepts and ignores any properties. Used to stub types out."
     )
+
+
+def test_a_property_change_never_replaces_it(build: Build) -> None:
+    res = build(NoneResource, {"anything": 2})
+
+    assert res.needs_replacement({"anything": 2}) is False

@@ -1,0 +1,162 @@
+"""Resources whose physical thing is a child stack: the base every nested-stack type
+shares, and template ("provider") resources, whose type is a template file.
+
+The child is a real stack (its own row, operation and resources, worked on like any
+other); these resources only start its operations through ``runtime.nested`` and watch
+its state. The child's outputs are copied into the resource's data when an operation on
+it completes, so attributes are read without touching the child again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from engine.resources.base import Resource, Token
+
+
+class ChildStackFailed(Exception):
+    """The child stack's operation failed; the message is the child's reason."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NestedState:
+    """A child stack as its parent resource sees it."""
+
+    action: str
+    status: str  # IN_PROGRESS while any operation on it is unfinished
+    status_reason: str
+    outputs: Mapping[str, Any]
+
+
+class NestedStacks(Protocol):
+    """Child stacks of the stack a resource belongs to. The worker's runtime has it as
+    ``runtime.nested``; runtimes that only read (the API's) do not."""
+
+    def create(self, name: str, template: Any, parameters: Mapping[str, Any], *,
+               template_file: str = "template", timeout_mins: int | None = None) -> str:
+        """Start creating the child (or find the one this resource made); its id."""
+
+    def update(self, stack_id: str, template: Any, parameters: Mapping[str, Any], *,
+               template_file: str = "template", timeout_mins: int | None = None) -> None:
+        """Start updating the child to the new definition."""
+
+    def delete(self, stack_id: str) -> None:
+        """Start deleting the child (cancelling what it was doing)."""
+
+    def state(self, stack_id: str) -> NestedState | None:
+        """The child's state; None when it no longer exists."""
+
+    def template_file(self, name: str) -> Any:
+        """The text of ``name`` in the parent stack's files."""
+
+
+def nested_stacks(resource: Resource) -> NestedStacks:
+    nested: NestedStacks | None = getattr(resource.runtime, "nested", None)
+    if nested is None:
+        raise ChildStackFailed("nested stacks are made by engine workers only")
+    return nested
+
+
+class ChildStackResource(Resource):
+    """What the two kinds share: start an operation on the child, wait for it to settle."""
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        """(template, the file name errors should name, parameters, timeout in minutes)."""
+        raise NotImplementedError
+
+    # --- actions ------------------------------------------------------------------------
+
+    def handle_create(self) -> Token:
+        template, file, parameters, timeout = self.child_definition()
+        # The child's name is stable for this resource, so a worker that takes over a
+        # create finds the child its predecessor made instead of making a second one.
+        child_id = nested_stacks(self).create(self.physical_resource_name(), template,
+                                              parameters, template_file=file,
+                                              timeout_mins=timeout)
+        if self.physical_id != child_id:
+            self.set_physical_id(child_id)
+        return "CREATE"
+
+    def check_create_complete(self, token: Token) -> bool:
+        return self._settled("CREATE")
+
+    def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        template, file, parameters, timeout = self.child_definition()
+        nested_stacks(self).update(self._child_id(), template, parameters,
+                                   template_file=file, timeout_mins=timeout)
+        return "UPDATE"
+
+    def check_update_complete(self, token: Token) -> bool:
+        return self._settled("UPDATE")
+
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        return False  # the child stack is updated in place, as Heat updates it
+
+    def handle_delete(self) -> Token:
+        if self.physical_id is not None:
+            nested_stacks(self).delete(self.physical_id)
+        return "DELETE"
+
+    def check_delete_complete(self, token: Token) -> bool:
+        if self.physical_id is None:
+            return True
+        state = nested_stacks(self).state(self.physical_id)
+        if state is None or (state.action, state.status) == ("DELETE", "COMPLETE"):
+            return True
+        return self._settled("DELETE")
+
+    # --- reads --------------------------------------------------------------------------
+
+    def outputs(self) -> dict[str, Any]:
+        return dict(self.data.get("outputs") or {})
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _child_id(self) -> str:
+        if self.physical_id is None:
+            raise ChildStackFailed("the nested stack was never created")
+        return self.physical_id
+
+    def _settled(self, action: str) -> bool:
+        state: NestedState | None = nested_stacks(self).state(self._child_id())
+        if state is None:
+            raise ChildStackFailed("the nested stack is gone")
+        if state.status == "IN_PROGRESS" or state.action not in (action, "ROLLBACK"):
+            return False
+        if state.status == "FAILED" or state.action == "ROLLBACK":
+            raise ChildStackFailed(state.status_reason)
+        self.data["outputs"] = dict(state.outputs)
+        return True
+
+
+class TemplateResource(ChildStackResource):
+    """A resource whose type is a template file (``type: web.yaml``, or a registry entry
+    mapping a type to one): its properties are the template's parameters and its
+    attributes the template's outputs. The registry makes one subclass per file
+    (:func:`template_resource`), with ``template_name`` set."""
+
+    allow_unknown_properties: ClassVar[bool] = True
+    allow_unknown_attributes: ClassVar[bool] = True
+    template_name: ClassVar[str] = ""
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        return (nested_stacks(self).template_file(self.template_name), self.template_name,
+                dict(self.properties), None)
+
+    def get_attribute(self, name: str) -> Any:
+        return self.outputs().get(name)
+
+    def all_attributes(self) -> dict[str, Any]:
+        return self.outputs()
+
+    def get_reference_id(self) -> str | None:
+        # Heat's rule: the template's OS::stack_id output when it has one.
+        return self.outputs().get("OS::stack_id") or self.physical_id
+
+
+def template_resource(template_name: str) -> type[TemplateResource]:
+    """The resource class for the template file ``template_name``."""
+    return type(f"TemplateResource[{template_name}]", (TemplateResource,),
+                {"template_name": template_name, "__doc__": TemplateResource.__doc__})

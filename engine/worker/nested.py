@@ -1,0 +1,168 @@
+"""Child stacks, as a nested-stack resource asks for them (``Runtime.nested``).
+
+A child is an ordinary stack row with ``owner_id``/``parent_resource``/``nested_depth``
+set, and its operations are ordinary operations: any worker claims them. Starting one
+is a short transaction here; the resource then polls :meth:`state` without holding a
+thread, like any other waiting resource.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.db import queries
+from engine.db.models import Stack
+from engine.db.operations import new_operation
+from engine.db.session import Database
+from engine.errors import RequestLimitExceeded
+from engine.ir.build import build_from_document, pseudo_parameters
+from engine.resources.nested import NestedState
+from engine.resources.registry import ResourceTypeRegistry
+from engine.template.environment import Environment
+from engine.template.parse import document
+
+Clock = Callable[[], datetime.datetime]
+# Heat's default timeout of a stack, when neither the child nor the parent has one.
+DEFAULT_TIMEOUT_SECONDS = 3600
+
+
+class WorkerNestedStacks:
+    """``Runtime.nested`` for one resource of one (parent) stack. The parent is read in
+    each call's own transaction: its definition may change between calls (an update)."""
+
+    def __init__(self, db: Database, clock: Clock, registry: ResourceTypeRegistry,
+                 parent_id: str, resource_name: str, max_depth: int) -> None:
+        self._db = db
+        self._clock = clock
+        self._registry = registry
+        self._parent_id = parent_id
+        self._resource = resource_name
+        self._max_depth = max_depth
+
+    def template_file(self, name: str) -> Any:
+        with self._db.read() as session:
+            files = dict(queries.load_stack(session, self._parent_id).files or {})
+        if name not in files:
+            raise KeyError(f'The template "{name}" is not in the stack\'s files')
+        return files[name]
+
+    def create(self, name: str, template: Any, parameters: Mapping[str, Any], *,
+               template_file: str = "template", timeout_mins: int | None = None) -> str:
+        now = self._clock()
+        with self._db.transaction() as session:
+            existing = queries.live_child_stack(session, self._parent_id, self._resource)
+            if existing is not None:
+                return existing.id
+            parent = queries.load_stack(session, self._parent_id)
+            depth = (parent.nested_depth or 0) + 1
+            if depth > self._max_depth:
+                raise RequestLimitExceeded(reason=f"Maximum nested stack depth "
+                                                  f"({self._max_depth}) exceeded")
+            child_id = str(uuid.uuid4())
+            definition = self._definition(parent, child_id, name, template, parameters,
+                                          template_file)
+            minutes = timeout_mins or parent.timeout_mins
+            stack = Stack(
+                id=child_id, tenant_id=parent.tenant_id, name=name, action="CREATE",
+                status="IN_PROGRESS", status_reason="Stack CREATE started",
+                description=definition.pop("description"), outputs=None, tags=[],
+                disable_rollback=True, timeout_mins=minutes, owner=parent.owner,
+                created_at=now, owner_id=parent.id, parent_resource=self._resource,
+                nested_depth=depth, **definition)
+            operation = new_operation(_context(parent), child_id, "CREATE", now,
+                                      (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS)
+            queries.add_stack_with_operation(session, stack, operation, now)
+        return child_id
+
+    def update(self, stack_id: str, template: Any, parameters: Mapping[str, Any], *,
+               template_file: str = "template", timeout_mins: int | None = None) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            parent = queries.load_stack(session, self._parent_id)
+            stack = queries.load_stack(session, stack_id)
+            target = self._definition(parent, stack_id, stack.name, template, parameters,
+                                      template_file)
+            target.pop("description")
+            previous = {"template": stack.template, "parameters": stack.parameters,
+                        "environment": stack.environment, "files": stack.files}
+            minutes = timeout_mins or stack.timeout_mins
+            queries.add_operation(session, stack, new_operation(
+                _context(parent), stack_id, "UPDATE", now,
+                (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS,
+                {"previous": previous, "target": target}))
+            stack.action, stack.status = "UPDATE", "IN_PROGRESS"
+            stack.status_reason, stack.updated_at = "Stack UPDATE started", now
+            stack.timeout_mins = minutes
+            queries.add_stack_event(session, stack, now)
+
+    def delete(self, stack_id: str) -> None:
+        """Start deleting the child; one busy with another operation has it cancelled
+        first, and the delete follows (as a stack delete does)."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            running = queries.unfinished_operation(session, stack_id)
+            stack = queries.load_stack(session, stack_id)
+            context = _context(stack)
+            if stack.deleted_at is not None:
+                return
+            timeout = (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS
+            if running is not None:
+                if running.action in ("DELETE", "ABANDON") or (running.payload or {}).get(
+                        "then"):
+                    return  # already going
+                running.payload = {**(running.payload or {}), "cancelled": "delete",
+                                   "then": {"action": "DELETE", "context": context,
+                                            "timeout_seconds": timeout}}
+                running.deadline_at = now
+            else:
+                queries.add_operation(session, stack, new_operation(
+                    context, stack_id, "DELETE", now, timeout))
+            stack.action, stack.status = "DELETE", "IN_PROGRESS"
+            stack.status_reason = "Stack DELETE started"
+            queries.add_stack_event(session, stack, now)
+
+    def state(self, stack_id: str) -> NestedState | None:
+        with self._db.read() as session:
+            stack = session.get(Stack, stack_id)
+            if stack is None:
+                return None
+            if stack.deleted_at is not None:
+                return NestedState("DELETE", "COMPLETE", stack.status_reason, {})
+            # A finished operation's end is what the parent waits for; while one runs (or
+            # is still queued behind the stack row's last state) the child is busy.
+            busy = queries.is_busy(session, stack_id)
+            outputs = {o["output_key"]: o.get("output_value")
+                       for o in (stack.outputs or []) if isinstance(o, Mapping)}
+            status = "IN_PROGRESS" if busy else stack.status
+            return NestedState(stack.action, status, stack.status_reason or "", outputs)
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _definition(self, parent: Stack, stack_id: str, name: str, template: Any,
+                    parameters: Mapping[str, Any], template_file: str) -> dict[str, Any]:
+        """The child's stored definition, checked as a create checks it (errors name the
+        child's template file and line). It inherits the parent's files, registry and
+        parameter_defaults, never its parameters, as in Heat."""
+        doc = document(template, template_file)
+        inherited = Environment.from_dict(parent.environment)
+        environment = {"parameter_defaults": dict(inherited.parameter_defaults),
+                       "resource_registry": dict(inherited.resource_registry),
+                       "parameters": dict(parameters)}
+        files = dict(parent.files or {})
+        ir = build_from_document(doc, parameters,
+                                 pseudo_parameters(stack_id, name, parent.tenant_id),
+                                 self._registry.get, files=files, environment=environment,
+                                 constraints=self._registry.constraint)
+        return {"template": doc.data, "parameters": dict(parameters),
+                "environment": environment, "files": files, "description": ir.description}
+
+
+def _context(stack: Stack) -> dict[str, Any]:
+    """The requester a child's operations record: the stack's owner, acting for its
+    tenant (lifecycle plugins see nested operations as Heat's do)."""
+    return {"tenant_id": stack.tenant_id, "token_tenant_id": stack.tenant_id, "role": "",
+            "request_id": "", "username": stack.owner or "",
+            "nested_in": stack.owner_id or stack.id}

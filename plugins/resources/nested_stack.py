@@ -1,0 +1,53 @@
+"""``OS::Heat::Stack``: a stack in a stack, from a template given as a property."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from engine.errors import StackValidationFailed
+from engine.resources.nested import ChildStackResource
+from engine.schema import INTEGER, MAP, STRING, Attribute, Property
+
+
+class LocalStack(ChildStackResource):
+    """A stack in a stack: ``template`` (text or a map) with ``parameters``.
+
+    Heat's ``OS::Heat::Stack`` creates the child through another region's Heat API;
+    Kiln creates it here, as a child stack of this one, and refuses a ``context`` that
+    names another cloud."""
+
+    support_version: ClassVar[str] = "2014.2"
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        "context": Property(MAP, "Context for this stack.", default={}),
+        "template": Property(STRING, "Template that specifies the stack to be created as "
+                                     "a resource.", required=True, update_allowed=True),
+        "timeout": Property(INTEGER, "Number of minutes to wait for this stack creation.",
+                            update_allowed=True),
+        "parameters": Property(MAP, "Set of parameters passed to this stack.", default={},
+                               update_allowed=True),
+    }
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {
+        "stack_name": Attribute("Name of the stack.", type=STRING),
+        "outputs": Attribute("A dict of key-value pairs output from the stack.", type=MAP),
+    }
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        if properties.get("context"):
+            raise StackValidationFailed(reason="OS::Heat::Stack: a context (another region "
+                                               "or cloud) is not supported by Kiln; the "
+                                               "stack is created locally")
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        return (self.properties["template"], f"{self.name}.template",
+                self.properties.get("parameters") or {}, self.properties.get("timeout"))
+
+    def get_attribute(self, name: str) -> Any:
+        if name == "outputs":
+            return self.outputs() if self.physical_id else None
+        if name == "stack_name":
+            return self.data.get("stack_name") or (
+                self.physical_resource_name() if self.physical_id else None)
+        return None

@@ -1,0 +1,132 @@
+"""Nested stacks through python-heatclient: provider templates (a type that is a file, or a
+registry entry mapping a type to one) and OS::Heat::Stack make real child stacks that
+are updated and deleted with their parent."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from heatclient import exc as heat_exc
+
+from tests.functional import servers
+from tests.functional.conftest import heat_for, unique, wait_for_status
+
+WEB = """\
+heat_template_version: rocky
+parameters:
+  label: {type: string}
+  size: {type: number, default: 1}
+resources:
+  word:
+    type: OS::Heat::RandomString
+    properties: {length: {get_param: size}}
+  tag:
+    type: OS::Heat::Value
+    properties: {value: {list_join: ["-", [{get_param: label}, {get_attr: [word, value]}]]}}
+outputs:
+  tag: {value: {get_attr: [tag, value]}}
+  length: {value: {get_param: size}}
+"""
+
+PARENT = """\
+heat_template_version: rocky
+parameters:
+  size: {type: number, default: 4}
+resources:
+  web:
+    type: web.yaml
+    properties: {label: front, size: {get_param: size}}
+  db:
+    type: My::Db
+    properties: {label: back}
+  inline:
+    type: OS::Heat::Stack
+    properties:
+      template: {get_file: web.yaml}
+      parameters: {label: inline, size: 2}
+  user:
+    type: OS::Heat::Value
+    properties: {value: {get_attr: [web, tag]}}
+outputs:
+  web: {value: {get_attr: [web, tag]}}
+  db_length: {value: {get_attr: [db, length]}}
+  inline: {value: {get_attr: [inline, outputs, tag]}}
+  user: {value: {get_attr: [user, value]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def heat(kiln_all: servers.Kiln) -> Any:
+    return heat_for(kiln_all, servers.new_tenant(kiln_all.env, unique("nest-")))
+
+
+def outputs(heat: Any, stack_id: str) -> dict[str, Any]:
+    return {o["output_key"]: o["output_value"] for o in heat.stacks.get(stack_id).outputs}
+
+
+def children(heat: Any, stack_id: str) -> list[Any]:
+    return list(heat.stacks.list(filters={"parent": stack_id}))
+
+
+def test_nested_stacks_are_created_updated_and_deleted_with_their_parent(heat: Any) -> None:
+    name = unique("parent")
+    stack_id = heat.stacks.create(
+        stack_name=name, template=PARENT, files={"web.yaml": WEB},
+        environment={"resource_registry": {"My::Db": "web.yaml"}})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    shown = outputs(heat, stack_id)
+    assert shown["web"].startswith("front-") and len(shown["web"]) == len("front-") + 4
+    assert shown["db_length"] == 1
+    assert shown["inline"].startswith("inline-") and len(shown["inline"]) == 9
+    assert shown["user"] == shown["web"]
+
+    kids = children(heat, stack_id)
+    assert len(kids) == 3
+    assert {k.parent for k in kids} == {stack_id}
+    assert all(k.stack_name.startswith(f"{name}-") for k in kids)
+    assert stack_id not in {s.id for s in kids}
+    top_level = {s.id for s in heat.stacks.list()}
+    assert stack_id in top_level and not top_level & {k.id for k in kids}
+    assert {k.id for k in heat.stacks.list(show_nested=True)} >= {k.id for k in kids}
+    web_child = heat.resources.get(stack_id, "web").physical_resource_id
+    assert web_child in {k.id for k in kids}
+    assert {r.resource_name for r in heat.resources.list(web_child)} == {"word", "tag"}
+
+    heat.stacks.update(stack_id, existing=True, parameters={"size": 6})
+    wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
+    assert len(outputs(heat, stack_id)["web"]) == len("front-") + 6
+    assert heat.resources.get(stack_id, "web").physical_resource_id == web_child
+
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and children(heat, stack_id):
+        time.sleep(0.2)
+    assert children(heat, stack_id) == []
+
+
+def test_an_error_in_a_nested_template_names_its_file_and_line(heat: Any) -> None:
+    broken = WEB.replace("OS::Heat::Value", "OS::Heat::Valeu")
+
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("bad"), template=PARENT,
+                           files={"web.yaml": broken},
+                           environment={"resource_registry": {"My::Db": "web.yaml"}})
+
+    assert ("web.yaml:10 resources.tag.type: The Resource Type (OS::Heat::Valeu) could not "
+            "be found.") in str(caught.value)
+
+
+def test_a_failing_child_fails_its_parent_resource(heat: Any) -> None:
+    failing = ("heat_template_version: rocky\nresources:\n"
+               "  boom: {type: OS::Heat::TestResource, properties: {fail: true}}\n")
+    parent = "heat_template_version: rocky\nresources:\n  child: {type: boom.yaml}\n"
+
+    stack_id = heat.stacks.create(stack_name=unique("fail"), template=parent,
+                                  files={"boom.yaml": failing})["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_FAILED", timeout=60)
+
+    assert "Test Resource failed boom" in stack.stack_status_reason
