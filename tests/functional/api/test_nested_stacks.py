@@ -130,3 +130,53 @@ def test_a_failing_child_fails_its_parent_resource(heat: Any) -> None:
     stack = wait_for_status(heat, stack_id, "CREATE_FAILED", timeout=60)
 
     assert "Test Resource failed boom" in stack.stack_status_reason
+
+
+GROUP = """\
+heat_template_version: rocky
+parameters:
+  count: {type: number, default: 3}
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: {get_param: count}
+      resource_def:
+        type: OS::Heat::Value
+        properties: {value: "member-%index%"}
+  chain:
+    type: OS::Heat::ResourceChain
+    properties:
+      resources: [OS::Heat::RandomString, OS::Heat::RandomString]
+      resource_properties: {length: 5}
+outputs:
+  values: {value: {get_attr: [group, value]}}
+  refs: {value: {get_attr: [group, refs]}}
+  second: {value: {get_attr: [group, resource.1.value]}}
+  by_member: {value: {get_attr: [group, attributes, value]}}
+  removed: {value: {get_attr: [group, removed_rsrc_list]}}
+  chain: {value: {get_attr: [chain, value]}}
+"""
+
+
+def test_a_resource_group_and_a_chain(heat: Any) -> None:
+    stack_id = heat.stacks.create(stack_name=unique("group"), template=GROUP)["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    shown = outputs(heat, stack_id)
+    assert shown["values"] == ["member-0", "member-1", "member-2"]
+    assert len(shown["refs"]) == 3 and all(shown["refs"])
+    assert shown["second"] == "member-1"
+    assert shown["by_member"] == {"0": "member-0", "1": "member-1", "2": "member-2"}
+    assert [len(v) for v in shown["chain"]] == [5, 5]
+    group_child = heat.resources.get(stack_id, "group").physical_resource_id
+    assert {r.resource_name for r in heat.resources.list(group_child)} == {"0", "1", "2"}
+    chain_child = heat.resources.get(stack_id, "chain").physical_resource_id
+    second = heat.resources.get(chain_child, "1")
+    assert second.required_by == []
+    assert heat.resources.get(chain_child, "0").required_by == ["1"]  # a chain, in order
+
+    heat.stacks.update(stack_id, existing=True, parameters={"count": 1})
+    wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
+    assert outputs(heat, stack_id)["values"] == ["member-0"]
+    assert {r.resource_name for r in heat.resources.list(group_child)} == {"0"}

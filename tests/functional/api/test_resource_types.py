@@ -53,7 +53,10 @@ def test_list_names_every_type_sorted(setup: dict[str, Any]) -> None:
 
 
 def test_name_filter_is_a_regex_matched_at_the_start(setup: dict[str, Any]) -> None:
-    assert names(setup, name="OS::Heat::R.*") == ["OS::Heat::RandomString"]
+    assert names(setup, name="OS::Heat::Ra.*") == ["OS::Heat::RandomString"]
+    assert names(setup, name="OS::Heat::R.*") == ["OS::Heat::RandomString",
+                                                  "OS::Heat::ResourceChain",
+                                                  "OS::Heat::ResourceGroup"]
     assert names(setup, name="OS::Heat::(None|Value)$") == ["OS::Heat::None",
                                                             "OS::Heat::Value"]
     assert names(setup, name="Heat") == []  # Python's re.match, as in Heat
