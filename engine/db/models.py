@@ -66,6 +66,9 @@ class Stack(Base):
     owner_id: Mapped[str | None] = mapped_column(String(36), index=True)
     parent_resource: Mapped[str | None] = mapped_column(String(255))
     nested_depth: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # What ``resource_facade`` gives in a nested stack: the owning resource's metadata,
+    # deletion_policy and update_policy.
+    facade: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
 
 
 class Resource(Base):

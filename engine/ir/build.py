@@ -27,6 +27,7 @@ from engine.template.functions import (
     resolve,
     resource_dependencies,
     select_branches,
+    substitute_facade,
 )
 from engine.template.loader import load
 from engine.template.model import ResourceDefinition, Template
@@ -67,6 +68,7 @@ def build(
     environment: Environment | None = None,
     constraints: ConstraintLookup | None = None,
     nested_depth: int = 0,
+    facade: Mapping[str, Any] | None = None,
 ) -> ResolvedStack:
     """``environment`` gives the parameter defaults and the resource registry; its
     ``parameters`` are already merged into ``user_parameters`` by the caller.
@@ -109,8 +111,13 @@ def build(
 
     nodes: dict[str, ResourceNode] = {}
     for name, definition in definitions.items():
-        definition = dataclasses.replace(
-            definition, properties=select_branches(definition.properties, decide))
+        try:
+            properties = substitute_facade(select_branches(definition.properties, decide),
+                                           facade)
+        except KilnError as exc:
+            errors.append(exc)
+            properties = {}
+        definition = dataclasses.replace(definition, properties=properties)
         errors.extend(_check_references(definition.properties, parameters, template, types,
                                         f"resources.{name}", excluded))
         for required in definition.depends_on:
@@ -144,7 +151,12 @@ def build(
     outputs: dict[str, OutputNode] = {}
     for name, output in template.outputs.items():
         enabled = decide(output.condition) is not False
-        value = select_branches(output.value, decide) if enabled else None
+        try:
+            value = substitute_facade(select_branches(output.value, decide), facade) \
+                if enabled else None
+        except KilnError as exc:
+            errors.append(exc)
+            value = None
         errors.extend(_check_references(value, parameters, template, types,
                                         f"outputs.{name}", excluded))
         outputs[name] = OutputNode(name, value, output.description, output.location)
@@ -153,7 +165,7 @@ def build(
         if not errors:
             errors.extend(_check_provider(
                 provider, nodes[name], parameters, pseudo_parameters, lookup, environment,
-                constraints, nested_depth))
+                constraints, nested_depth, facade_of(template.resources[name])))
 
     if not errors:
         cycle = find_cycle({name: node.requires for name, node in nodes.items()})
@@ -170,10 +182,17 @@ def build(
     )
 
 
+def facade_of(definition: ResourceDefinition) -> dict[str, Any]:
+    """What ``resource_facade`` gives in the nested stack of ``definition``'s resource."""
+    return {"metadata": definition.metadata, "deletion_policy": definition.deletion_policy,
+            "update_policy": {}}
+
+
 def _check_provider(provider: ProviderType, node: ResourceNode,
                     parameters: Mapping[str, Any], pseudo: Mapping[str, Any],
                     lookup: TypeLookup, environment: Environment,
-                    constraints: ConstraintLookup | None, depth: int) -> list[KilnError]:
+                    constraints: ConstraintLookup | None, depth: int,
+                    facade: Mapping[str, Any]) -> list[KilnError]:
     """Build the nested template with the property values known now, as the nested
     stack will be built: its errors name the nested file and line."""
     scope = StaticScope(parameters)
@@ -190,7 +209,7 @@ def _check_provider(provider: ProviderType, node: ResourceNode,
     try:
         build(provider.template, {k: v for k, v in known.items() if v is not None}, pseudo,
               lookup, require_all=False, environment=inherited, constraints=constraints,
-              nested_depth=depth + 1)
+              nested_depth=depth + 1, facade=facade)
     except KilnError as exc:
         return [exc]
     return []
@@ -339,8 +358,11 @@ def build_from_document(doc: Any, user_parameters: Mapping[str, Any],
                         require_all: bool = True,
                         files: Mapping[str, Any] | None = None,
                         environment: Mapping[str, Any] | None = None,
-                        constraints: ConstraintLookup | None = None) -> ResolvedStack:
+                        constraints: ConstraintLookup | None = None,
+                        facade: Mapping[str, Any] | None = None) -> ResolvedStack:
     """Template document -> IR in one call (shape checks, then references and graph);
-    ``files`` and ``environment`` are the stack's, as stored."""
+    ``files``, ``environment`` and (for a nested stack) ``facade`` are the stack's, as
+    stored."""
     return build(load(doc, files), user_parameters, pseudo, lookup, require_all=require_all,
-                 environment=Environment.from_dict(environment), constraints=constraints)
+                 environment=Environment.from_dict(environment), constraints=constraints,
+                 facade=facade)

@@ -43,6 +43,8 @@ class StackFacts(Protocol):
     @property
     def files(self) -> Any: ...
     @property
+    def facade(self) -> Any: ...
+    @property
     def tags(self) -> Any: ...
     @property
     def timeout_mins(self) -> int | None: ...
@@ -87,6 +89,7 @@ class Redefined:
     tags: Any
     timeout_mins: int | None
     disable_rollback: bool
+    facade: Any = None
 
     @classmethod
     def of(cls, stack: StackFacts, definition: Mapping[str, Any]) -> Redefined:
@@ -96,6 +99,7 @@ class Redefined:
                    parameters=definition.get("parameters") or {},
                    environment=definition.get("environment") or {},
                    files=definition.get("files", stack.files) or {}, tags=stack.tags,
+                   facade=stack.facade,
                    timeout_mins=stack.timeout_mins, disable_rollback=stack.disable_rollback)
 
 

@@ -42,6 +42,7 @@ class ProposedStack:
     parameters: Mapping[str, Any]
     environment: Mapping[str, Any]
     files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    facade: Mapping[str, Any] | None = None  # proposals are never nested
     id: str = "None"  # what Heat's preview shows as the id
     action: str = "CREATE"
     status: str = "IN_PROGRESS"

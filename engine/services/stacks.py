@@ -591,6 +591,7 @@ class StackService:
                                      pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                      self._registry.get, files=stack.files,
                                      constraints=self._registry.constraint,
+                                     facade=stack.facade,
                                      environment=stack.environment)
         except StackValidationFailed:
             ir = None  # a type uninstalled since: show the stack without its schema

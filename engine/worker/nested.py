@@ -86,6 +86,7 @@ class WorkerNestedStacks:
             target = self._definition(parent, stack_id, stack.name, template, parameters,
                                       template_file)
             target.pop("description")
+            stack.facade = target.pop("facade")
             previous = {"template": stack.template, "parameters": stack.parameters,
                         "environment": stack.environment, "files": stack.files}
             minutes = timeout_mins or stack.timeout_mins
@@ -147,6 +148,7 @@ class WorkerNestedStacks:
         child's template file and line). It inherits the parent's files, registry and
         parameter_defaults, never its parameters, as in Heat."""
         doc = document(template, template_file)
+        facade = self._facade(parent)
         inherited = Environment.from_dict(parent.environment)
         environment = {"parameter_defaults": dict(inherited.parameter_defaults),
                        "resource_registry": dict(inherited.resource_registry),
@@ -155,9 +157,20 @@ class WorkerNestedStacks:
         ir = build_from_document(doc, parameters,
                                  pseudo_parameters(stack_id, name, parent.tenant_id),
                                  self._registry.get, files=files, environment=environment,
-                                 constraints=self._registry.constraint)
+                                 constraints=self._registry.constraint, facade=facade)
         return {"template": doc.data, "parameters": dict(parameters),
-                "environment": environment, "files": files, "description": ir.description}
+                "environment": environment, "files": files, "facade": facade,
+                "description": ir.description}
+
+    def _facade(self, parent: Stack) -> dict[str, Any]:
+        """The owning resource as ``resource_facade`` shows it, from the parent's stored
+        definition (metadata as written)."""
+        written = ((parent.template or {}).get("resources") or {}).get(self._resource) or {}
+        if not isinstance(written, Mapping):
+            written = {}
+        policy = written.get("deletion_policy", written.get("DeletionPolicy", "Delete"))
+        return {"metadata": written.get("metadata", written.get("Metadata")) or {},
+                "deletion_policy": str(policy).capitalize(), "update_policy": {}}
 
 
 def _context(stack: Stack) -> dict[str, Any]:

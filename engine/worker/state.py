@@ -25,7 +25,7 @@ def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack
     return build_from_document(doc, stack.parameters,
                                pseudo_parameters(stack.id, stack.name, stack.tenant_id),
                                registry.get, files=stack.files,
-                               constraints=registry.constraint,
+                               constraints=registry.constraint, facade=stack.facade,
                                environment=stack.environment)
 
 

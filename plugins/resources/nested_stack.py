@@ -1,4 +1,5 @@
-"""``OS::Heat::Stack``: a stack in a stack, from a template given as a property."""
+"""``OS::Heat::Stack`` (a template given as a property) and ``AWS::CloudFormation::Stack``
+(a template named by URL): a stack in a stack."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.errors import StackValidationFailed
-from engine.resources.nested import ChildStackResource
+from engine.resources.nested import ChildStackResource, nested_stacks
 from engine.schema import INTEGER, MAP, STRING, Attribute, Property
 
 
@@ -50,4 +51,35 @@ class LocalStack(ChildStackResource):
         if name == "stack_name":
             return self.data.get("stack_name") or (
                 self.physical_resource_name() if self.physical_id else None)
+        return None
+
+
+class CloudFormationStack(ChildStackResource):
+    """``AWS::CloudFormation::Stack``: a nested stack from the template at
+    ``TemplateURL``, which Kiln reads from the request's ``files`` (it fetches no URL;
+    heatclient puts the file there when the template names it)."""
+
+    support_version: ClassVar[str] = "2014.1"
+    allow_unknown_attributes: ClassVar[bool] = True  # Outputs.<name>
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        "TemplateURL": Property(STRING, "The URL of a template that specifies the stack to "
+                                        "be created as a resource.", required=True,
+                                update_allowed=True),
+        "TimeoutInMinutes": Property(INTEGER, "The length of time, in minutes, to wait for "
+                                              "the nested stack creation.",
+                                     update_allowed=True),
+        "Parameters": Property(MAP, "The set of parameters passed to this nested stack.",
+                               default={}, update_allowed=True),
+    }
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        url = self.properties["TemplateURL"]
+        return (nested_stacks(self).template_file(url), url,
+                self.properties.get("Parameters") or {},
+                self.properties.get("TimeoutInMinutes"))
+
+    def get_attribute(self, name: str) -> Any:
+        if name.startswith("Outputs."):
+            return self.outputs().get(name[len("Outputs."):])
         return None

@@ -23,11 +23,16 @@ from engine.template.functions.parser import (
     parse_condition,
     parse_value,
 )
-from engine.template.functions.references import GetAttr, GetParam, GetResource
+from engine.template.functions.references import (
+    GetAttr,
+    GetParam,
+    GetResource,
+    substitute_facade,
+)
 
 __all__ = [
     "ELIDED", "IMPLEMENTED", "Deferred", "Function", "GetAttr", "GetParam", "GetResource",
     "If", "ParseContext", "Reference", "Scope", "invalid_reference", "iter_functions",
     "iter_references", "parse_condition", "parse_value", "resolve", "resource_dependencies",
-    "select_branches",
+    "select_branches", "substitute_facade",
 ]

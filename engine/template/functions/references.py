@@ -3,8 +3,9 @@ resource of a nested stack."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from engine.template.functions.core import (
@@ -77,7 +78,26 @@ class ResourceFacade(Function):
     key: str
 
     def resolve(self, scope: Scope) -> Any:
-        facade = getattr(scope, "facade", None)
+        # engine.ir.build replaces every one with its value (substitute_facade); one
+        # left is in a stack that is not nested.
+        raise self.fail(f'"{self.fn_name}" is only valid in a nested stack')
+
+
+def substitute_facade(value: Any, facade: Mapping[str, Any] | None) -> Any:
+    """``value`` with every ``resource_facade`` replaced by what the owning resource
+    gives; outside a nested stack (``facade`` None) one is refused where it is written."""
+    if isinstance(value, ResourceFacade):
         if facade is None:
-            raise self.fail(f'"{self.fn_name}" is only valid in a nested stack')
-        return facade(self.key)
+            raise value.fail(f'"{value.fn_name}" is only valid in a nested stack')
+        return copy.deepcopy(facade.get(value.key, "Delete" if value.key == "deletion_policy"
+                                        else {}))
+    if isinstance(value, Function):
+        fields = {f.name: substitute_facade(getattr(value, f.name), facade)
+                  for f in dataclasses.fields(value)[1:]}
+        return dataclasses.replace(value, **fields)
+    if isinstance(value, Mapping):
+        return {k: substitute_facade(v, facade) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [substitute_facade(v, facade) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value

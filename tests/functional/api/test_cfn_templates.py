@@ -124,3 +124,29 @@ def test_cfn_errors_name_the_line(heat: Any) -> None:
     assert ("template:15 Resources.word.Properties.length.Fn::FindInMap: Arguments to "
             '"Fn::FindInMap" must be of the form [map_name, top_level_key, '
             "second_level_key]") in str(caught.value)
+
+
+NESTED_CFN = """\
+AWSTemplateFormatVersion: 2010-09-09
+Parameters:
+  Label: {Type: String}
+Resources:
+  value:
+    Type: OS::Heat::Value
+    Properties: {value: {Fn::Join: ["-", [{Ref: Label}, nested]]}}
+Outputs:
+  Value: {Value: {Fn::GetAtt: [value, value]}}
+"""
+
+
+def test_a_cloudformation_nested_stack(heat: Any) -> None:
+    parent = ("AWSTemplateFormatVersion: 2010-09-09\nResources:\n  child:\n"
+              "    Type: AWS::CloudFormation::Stack\n"
+              "    Properties:\n      TemplateURL: http://example.com/child.yaml\n"
+              "      Parameters: {Label: outer}\n"
+              "Outputs:\n  out: {Value: {Fn::GetAtt: [child, Outputs.Value]}}\n")
+    stack = created(heat, parent, unique("cfnnest"),
+                    files={"http://example.com/child.yaml": NESTED_CFN})
+
+    assert {o["output_key"]: o["output_value"] for o in stack.outputs} == {
+        "out": "outer-nested"}

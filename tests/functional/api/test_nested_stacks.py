@@ -180,3 +180,34 @@ def test_a_resource_group_and_a_chain(heat: Any) -> None:
     wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
     assert outputs(heat, stack_id)["values"] == ["member-0"]
     assert {r.resource_name for r in heat.resources.list(group_child)} == {"0"}
+
+
+FACADE_CHILD = """\
+heat_template_version: rocky
+outputs:
+  role: {value: {resource_facade: metadata}}
+  policy: {value: {resource_facade: deletion_policy}}
+  updates: {value: {resource_facade: update_policy}}
+"""
+
+
+def test_resource_facade_shows_the_owning_resource(heat: Any) -> None:
+    parent = ("heat_template_version: rocky\nresources:\n  child:\n    type: child.yaml\n"
+              "    metadata: {role: web}\n"
+              "outputs:\n  role: {value: {get_attr: [child, role]}}\n"
+              "  policy: {value: {get_attr: [child, policy]}}\n"
+              "  updates: {value: {get_attr: [child, updates]}}\n")
+    stack_id = heat.stacks.create(stack_name=unique("facade"), template=parent,
+                                  files={"child.yaml": FACADE_CHILD})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    assert outputs(heat, stack_id) == {"role": {"role": "web"}, "policy": "Delete",
+                                       "updates": {}}
+
+
+def test_resource_facade_outside_a_nested_stack_is_refused(heat: Any) -> None:
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("facade"), template=FACADE_CHILD)
+
+    assert ('template:3 outputs.role.value.resource_facade: "resource_facade" is only '
+            "valid in a nested stack") in str(caught.value)
