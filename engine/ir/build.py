@@ -128,6 +128,7 @@ def build(
                            'resource in the template'))
         if name in types:
             errors.extend(_check_properties(definition, types[name], parameters, template))
+        external_id = _external_id(definition, template, parameters, errors)
         if definition.deletion_policy == "Snapshot":
             # No Kiln type can snapshot yet; Heat refuses the policy for such types too.
             errors.append(StackValidationFailed(
@@ -146,6 +147,7 @@ def build(
             description=definition.description,
             location=definition.location,
             deletion_policy=definition.deletion_policy,
+            external_id=external_id,
         )
 
     outputs: dict[str, OutputNode] = {}
@@ -180,6 +182,30 @@ def build(
         resources=nodes,
         outputs=outputs,
     )
+
+
+def _external_id(definition: ResourceDefinition, template: Template,
+                 parameters: Mapping[str, Any], errors: list[KilnError]) -> str | None:
+    """The resource's ``external_id``, which must be known before anything runs (Heat
+    resolves it when the definition is read) and excludes ``depends_on``."""
+    if definition.external_id is None:
+        return None
+    where = template.doc.location(("resources", definition.name, "external_id"))
+    try:
+        value = resolve(definition.external_id, StaticScope(parameters))
+    except Deferred:
+        return None  # validate without the parameter's value: checked when it is given
+    except KilnError as exc:
+        errors.append(exc.at(where))
+        return None
+    if not isinstance(value, str) or not value:
+        errors.append(StackValidationFailed(where, reason=(
+            f"Resource {definition.name} external_id type must be string")))
+        return None
+    if definition.depends_on:
+        errors.append(StackValidationFailed(where, reason=(
+            f"Invalid dependency with external {definition.type} resource: {value}")))
+    return value
 
 
 def facade_of(definition: ResourceDefinition) -> dict[str, Any]:

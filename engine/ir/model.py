@@ -45,6 +45,9 @@ class ResourceNode:
     description: str
     location: Location
     deletion_policy: str = "Delete"  # Delete | Retain | Snapshot
+    # The physical id of an existing thing the resource takes over instead of creating
+    # (HOT's external_id); never deleted with the stack.
+    external_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,9 +26,9 @@ OUTPUT_KEYS = {"value", "description", "condition"}
 _NEWTON_SECTIONS = {"conditions"}
 _NEWTON_RESOURCE_KEYS = {"condition", "external_id"}
 DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
-# Keys Kiln parses but cannot honour yet: refused, not silently ignored. No built-in type
-# has an update policy, and adopting an external resource needs each type's check.
-_NOT_YET = ("external_id", "update_policy")
+# Keys Kiln parses but cannot honour yet: refused, not silently ignored (no built-in type
+# has an update policy).
+_NOT_YET = ("update_policy",)
 
 
 def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | None = None
@@ -117,6 +117,7 @@ def _resources(ctx: ParseContext, data: Any) -> dict[str, ResourceDefinition]:
             condition=(parse_condition(ctx, body["condition"], (*path, "condition"))
                        if "condition" in body else True),
             deletion_policy=_deletion_policy(ctx, body.get("deletion_policy"), path),
+            external_id=parse_value(ctx, body.get("external_id"), (*path, "external_id")),
         )
     return result
 

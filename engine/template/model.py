@@ -27,6 +27,7 @@ class ResourceDefinition:
     location: Location
     condition: Any = True  # a parsed condition: bool, ConditionRef or a function
     deletion_policy: str = "Delete"
+    external_id: Any = None  # a parsed value: the physical id of a thing to take over
 
 
 @dataclasses.dataclass(frozen=True)

@@ -61,6 +61,10 @@ class ResourceMissing(Exception):  # noqa: N818 -- the reason tenants read
     """The resource to act on does not exist (never created, or absent from adopt data)."""
 
 
+class NotSupported(Exception):  # noqa: N818 -- the reason tenants read
+    """An update tried to point a resource at another external thing."""
+
+
 class LeaseLost(Exception):
     """Another worker owns the step now; drop it without writing."""
 
@@ -276,7 +280,17 @@ class StepRunner:
                 except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
                     failure = exc
             action, prop_diff = step.action, None
-            if step.action == UPDATE and failure is None:
+            external = node.external_id if node is not None else None
+            if external is not None and step.action in (CREATE, UPDATE) and failure is None:
+                if step.action == UPDATE and row.physical_id not in (None, external):
+                    failure = NotSupported(
+                        f"Update to property external_id of {row.name} ({row.type}) is "
+                        "not supported.")
+                elif step.action == UPDATE and row.physical_id == external:
+                    # An external resource is Heat's to look at, never to change.
+                    self._close_quietly(session, step, now)
+                    return None
+            if step.action == UPDATE and failure is None and external is None:
                 runtime = self._runtime_factory(stack, rows)(row.name)
                 decided = self._decide(session, step, row, cls(row.name, properties, runtime),
                                        node.type_name if node is not None else row.type)
@@ -287,9 +301,12 @@ class StepRunner:
                     return self._prepare_replaced(session, step, stack, row, now)
                 action = CREATE if decided in (CREATE, REPLACE) else UPDATE
                 prop_diff = diff_of(row.properties or {}, properties)
+            if external is not None and action in (CREATE, UPDATE) and failure is None:
+                action = ADOPT  # take over the named thing instead of creating one
             if node is not None and failure is None:
                 row.type, row.properties = node.type_name, properties
-                row.deletion_policy = node.deletion_policy
+                # An external resource stays when the stack goes (Heat's rule).
+                row.deletion_policy = "Retain" if external else node.deletion_policy
             if not step.started:
                 self._set_state(session, stack, row, action, IN_PROGRESS,
                                 "state changed", now)
@@ -297,6 +314,8 @@ class StepRunner:
                            physical_id=row.physical_id, data=dict(row.data or {}))
             adopt = (self._adopt_data(session, step.operation_id).get(row.name)
                      if step.action == ADOPT else None)
+            if action == ADOPT and external is not None:
+                adopt = {"resource_id": external, "resource_data": {}}
             if step.action == ADOPT and adopt is None and failure is None:
                 failure = ResourceMissing("the adopt data has no entry for this resource")
             held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,

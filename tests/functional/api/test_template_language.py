@@ -193,3 +193,50 @@ def test_an_immutable_parameter_cannot_be_changed_by_an_update(heat: Any) -> Non
 
     heat.stacks.update(stack_id, existing=True, parameters={"size": "1", "name": "b"})
     wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+
+
+EXTERNAL = """\
+heat_template_version: rocky
+parameters:
+  existing: {type: string}
+resources:
+  taken:
+    type: OS::Heat::None
+    external_id: {get_param: existing}
+outputs:
+  id: {value: {get_resource: taken}}
+"""
+
+
+def test_an_external_id_is_taken_over_and_left_in_place(heat: Any) -> None:
+    stack_id = heat.stacks.create(stack_name=unique("ext"), template=EXTERNAL,
+                                  parameters={"existing": "thing-42"})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+
+    taken = heat.resources.get(stack_id, "taken")
+    assert (taken.resource_status, taken.physical_resource_id) == ("ADOPT_COMPLETE",
+                                                                   "thing-42")
+    assert heat.stacks.get(stack_id).outputs[0]["output_value"] == "thing-42"
+
+    heat.stacks.update(stack_id, existing=True, parameters={"existing": "thing-43"})
+    stack = wait_for_status(heat, stack_id, "UPDATE_FAILED")
+    assert ("Update to property external_id of taken (OS::Heat::None) is not supported."
+            in stack.stack_status_reason)
+
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    deletes = [e.resource_status_reason for e in heat.events.list(stack_id)
+               if e.resource_name == "taken" and e.resource_status == "DELETE_COMPLETE"]
+    assert deletes == ["Retained"]
+
+
+def test_an_external_resource_cannot_depend_on_another(heat: Any) -> None:
+    template = (EXTERNAL.replace("resources:\n", "resources:\n  other: {type: OS::Heat::None}\n")
+                .replace("    external_id:", "    depends_on: other\n    external_id:"))
+
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("ext"), template=template,
+                           parameters={"existing": "thing-1"})
+
+    assert ("resources.taken.external_id: Invalid dependency with external OS::Heat::None "
+            "resource: thing-1") in str(caught.value)
