@@ -33,14 +33,7 @@ def json_body(req: falcon.Request) -> dict[str, Any]:
         raw = req.bounded_stream.read()
     if not raw.strip():
         raise BadRequest(reason="The request body is empty; a JSON object is required.")
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
-    except RecursionError:
-        # Thousands of nested brackets: the decoder's recursion ran out, not the body's
-        # size. Refused like any other body too large to handle.
-        raise RequestLimitExceeded(reason="The request body nests too deeply.") from None
+    body = _decode(raw)
     if not isinstance(body, dict):
         raise BadRequest(reason="The request body must be a JSON object.")
     return body
@@ -96,13 +89,19 @@ def signal_details(req: falcon.Request) -> dict[str, Any] | None:
         content_type = "application/json"
     if content_type not in ("JSON", "application/json") or not raw.startswith(b"{"):
         return None
+    body = _decode(raw)
+    return body if isinstance(body, dict) else None
+
+
+def _decode(raw: bytes) -> Any:
     try:
-        body = json.loads(raw)
+        return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
     except RecursionError:
+        # Thousands of nested brackets: the decoder's recursion ran out, not the body's
+        # size. Refused like any other body too large to handle.
         raise RequestLimitExceeded(reason="The request body nests too deeply.") from None
-    return body if isinstance(body, dict) else None
 
 
 def sort_dir(req: falcon.Request) -> str | None:

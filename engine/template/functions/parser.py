@@ -364,14 +364,19 @@ def _not(call: Call, args: Any) -> Function:
     return Not(call.loc, parse_condition(call.ctx, args, call.path))
 
 
+_JUNCTIONS: Mapping[str, type[And] | type[Or]] = {
+    "and": And, "or": Or, "Fn::And": CfnAnd, "Fn::Or": CfnOr}
+
+
 def _and_or(call: Call, args: Any) -> Function:
+    """HOT's and/or and CFN's Fn::And/Fn::Or: a list of at least two conditions."""
     if not isinstance(args, list):
         raise call.bad(f'Arguments to "{call.name}" must be a list of conditions')
     if len(args) < 2:
         raise call.bad(f'The minimum number of condition arguments to "{call.name}" is 2.')
     conditions = tuple(parse_condition(call.ctx, c, (*call.path, i))
                        for i, c in enumerate(args))
-    return (And if call.name == "and" else Or)(call.loc, conditions)
+    return _JUNCTIONS[call.name](call.loc, conditions)
 
 
 # --- CloudFormation functions ---------------------------------------------------------
@@ -476,16 +481,6 @@ def _cfn_not(call: Call, args: Any) -> Function:
     return CfnNot(call.loc, parse_condition(call.ctx, args[0], (*call.path, 0)))
 
 
-def _cfn_and_or(call: Call, args: Any) -> Function:
-    if not isinstance(args, list):
-        raise call.bad(f'Arguments to "{call.name}" must be a list of conditions')
-    if len(args) < 2:
-        raise call.bad(f'The minimum number of condition arguments to "{call.name}" is 2.')
-    conditions = tuple(parse_condition(call.ctx, c, (*call.path, i))
-                       for i, c in enumerate(args))
-    return (CfnAnd if call.name == "Fn::And" else CfnOr)(call.loc, conditions)
-
-
 PARSERS: Mapping[str, Parser] = {
     "get_param": _get_param,
     "get_resource": _get_resource,
@@ -526,8 +521,8 @@ PARSERS: Mapping[str, Parser] = {
     "Fn::If": _cfn_if,
     "Fn::Equals": _cfn_equals,
     "Fn::Not": _cfn_not,
-    "Fn::And": _cfn_and_or,
-    "Fn::Or": _cfn_and_or,
+    "Fn::And": _and_or,
+    "Fn::Or": _and_or,
 }
 
 # Functions whose arguments are not plain values: ``if`` parses its first argument as a

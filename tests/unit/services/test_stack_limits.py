@@ -10,13 +10,13 @@ from engine.errors import RequestLimitExceeded
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
-from tests.unit.worker.test_loop import Clock, clock, ctx, db, registry  # noqa: F401
+from tests.unit.conftest import Clock
 
 TEMPLATE = "heat_template_version: rocky\nresources:\n  r: {type: OS::Heat::None}\n"
 
 
-def test_max_stacks_per_tenant(db: Database, registry: ResourceTypeRegistry,  # noqa: F811
-                               clock: Clock, ctx: RequestContext) -> None:  # noqa: F811
+def test_max_stacks_per_tenant(db: Database, registry: ResourceTypeRegistry,
+                               clock: Clock, ctx: RequestContext) -> None:
     stacks = StackService(db, registry, StackLimits(max_stacks_per_tenant=2), clock)
     for name in ("a", "b"):
         stacks.create(ctx, {"stack_name": name, "template": TEMPLATE})

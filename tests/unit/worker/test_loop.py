@@ -3,20 +3,15 @@ worker dies, and bounded parallelism. No server, no sleeping."""
 
 from __future__ import annotations
 
-import datetime
-import pathlib
 from typing import Any
 
-import pytest
-
-from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import migration
+from engine.context import RequestContext
 from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stacks import EventQuery, StackLimits, StackService
-from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings
+from tests.unit.conftest import Clock
 
 WAITING = """\
 heat_template_version: 2018-08-31
@@ -32,46 +27,6 @@ resources:
 WIDE = "heat_template_version: 2018-08-31\nresources:\n" + "".join(
     f"  r{i}:\n    type: OS::Heat::TestResource\n    properties: {{wait_secs: 5}}\n"
     for i in range(10))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
-
-    def __call__(self) -> datetime.datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += datetime.timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> Any:
-    database = Database(f"sqlite:///{tmp_path}/worker.sqlite")
-    migration.upgrade(database)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def registry() -> ResourceTypeRegistry:
-    return ResourceTypeRegistry.load()
-
-
-@pytest.fixture
-def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, registry, StackLimits(), clock)
-
-
-@pytest.fixture
-def ctx(db: Database, clock: Clock) -> RequestContext:
-    tenant = TenantService(db, clock).create_tenant("t")
-    return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
 
 
 def worker(db: Database, registry: ResourceTypeRegistry, clock: Clock, **settings: Any

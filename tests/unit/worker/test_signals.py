@@ -5,24 +5,22 @@ injected clock."""
 from __future__ import annotations
 
 import hashlib
-import pathlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
 from engine.context import MEMBER_ROLE, SIGNAL_ROLE, RequestContext
-from engine.db import migration
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import ResourceSignal, SignalToken
 from engine.db.session import Database
 from engine.errors import AuthenticationRequired, BadRequest
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackLimits, StackService
+from engine.services.stacks import EventQuery, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop
-from tests.unit.worker.test_loop import Clock, create, worker
+from tests.unit.conftest import Clock
+from tests.unit.worker.test_loop import create, worker
 
 WAIT = """\
 heat_template_version: 2018-08-31
@@ -39,29 +37,6 @@ outputs:
   data: {value: {get_attr: [wait, data]}}
 """
 API = "http://kiln.test:8004"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path}/signals.sqlite")
-    migration.upgrade(database)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def registry() -> ResourceTypeRegistry:
-    return ResourceTypeRegistry.load()
-
-
-@pytest.fixture
-def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, registry, StackLimits(), clock)
 
 
 @pytest.fixture

@@ -1,0 +1,57 @@
+"""What the service and worker tests share: a migrated SQLite file, an injected clock
+(nothing sleeps; a test moves time), the installed types, a StackService and a tenant."""
+
+from __future__ import annotations
+
+import datetime
+import pathlib
+from collections.abc import Iterator
+
+import pytest
+
+from engine.context import ADMIN_ROLE, RequestContext
+from engine.db import migration
+from engine.db.session import Database
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.stacks import StackLimits, StackService
+from engine.services.tenants import TenantService
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += datetime.timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db(tmp_path: pathlib.Path) -> Iterator[Database]:
+    database = Database(f"sqlite:///{tmp_path}/kiln.sqlite")
+    migration.upgrade(database)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def registry() -> ResourceTypeRegistry:
+    return ResourceTypeRegistry.load()
+
+
+@pytest.fixture
+def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackService:
+    return StackService(db, registry, StackLimits(), clock)
+
+
+@pytest.fixture
+def ctx(db: Database, clock: Clock) -> RequestContext:
+    tenant = TenantService(db, clock).create_tenant("t")
+    return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
