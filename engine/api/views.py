@@ -67,6 +67,8 @@ def stack_detail(base: str, stack: StackRecord, *, resolve_outputs: bool) -> dic
 
 def resource(base: str, stack_name: str, stack_id: str, res: ResourceRecord,
              *, detail: bool) -> dict[str, Any]:
+    if res.stack is not None:  # listed from a child stack (nested_depth)
+        stack_name, stack_id = res.stack
     stack_href = stack_url(base, stack_name, stack_id)
     doc: dict[str, Any] = {
         "resource_name": res.name,
@@ -81,6 +83,10 @@ def resource(base: str, stack_name: str, stack_id: str, res: ResourceRecord,
         "links": [{"href": f"{stack_href}/resources/{res.name}", "rel": "self"},
                   {"href": stack_href, "rel": "stack"}],
     }
+    if res.nested_stack is not None:
+        doc["links"].append({"href": stack_url(base, *res.nested_stack), "rel": "nested"})
+    if res.parent_resource is not None:
+        doc["parent_resource"] = res.parent_resource
     if detail:
         doc["attributes"] = res.attributes
         doc["description"] = res.description

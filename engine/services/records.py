@@ -74,6 +74,11 @@ class ResourceRecord:
     attributes: dict[str, Any]
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
+    # The child stack this resource owns (name, id), and for a resource listed from a
+    # child stack (``nested_depth``) the stack it is in and the parent's resource.
+    nested_stack: tuple[str, str] | None = None
+    stack: tuple[str, str] | None = None
+    parent_resource: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -427,7 +427,9 @@ class StackService:
 
     def list_resources(self, ctx: RequestContext, name: str, stack_id: str,
                        filters: Mapping[str, list[str]], *, with_attributes: bool = False,
-                       ) -> list[ResourceRecord]:
+                       nested_depth: int = 0) -> list[ResourceRecord]:
+        """The stack's resources; with ``nested_depth`` > 0 those of its child stacks
+        too (that many levels down), each naming its stack and parent resource."""
         unknown = sorted(set(filters) - listing.RESOURCE_QUERY_KEYS)
         if unknown:
             raise InvalidFilter(keys=unknown)
@@ -435,27 +437,41 @@ class StackService:
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
+            children = {row.name: (child.name, child.id) for row in rows
+                        if (child := queries.live_child_stack(session, stack.id, row.name))}
         row_ids = {row.name: row.id for row in rows}
         # Filtered before attributes are read: reading them runs the type's code.
         chosen = {r.name for r in _resource_records(rows, None)
                   if listing.resource_matches(r, row_ids[r.name], wanted)}
         read = (lambda row: read_attributes(stack, row, self._registry, self._clock)
                 if row.name in chosen else {}) if with_attributes else None
-        records = _resource_records(rows, self._ir(stack), read)
-        return [r for r in records if r.name in chosen]
+        records = [dataclasses.replace(r, nested_stack=children.get(r.name))
+                   for r in _resource_records(rows, self._ir(stack), read) if r.name in chosen]
+        for parent_resource, (child_name, child_id) in sorted(children.items()):
+            if nested_depth > 0:
+                records += [
+                    r if r.stack else dataclasses.replace(
+                        r, stack=(child_name, child_id), parent_resource=parent_resource)
+                    for r in self.list_resources(ctx, child_name, child_id, filters,
+                                                 with_attributes=with_attributes,
+                                                 nested_depth=nested_depth - 1)]
+        return records
 
     def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
                      with_attr: Sequence[str] = ()) -> ResourceRecord:
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
+            child = queries.live_child_stack(session, stack.id, resource)
+            nested = (child.name, child.id) if child is not None else None
         if resource not in {row.name for row in rows}:
             raise ResourceNotFound(resource_name=resource, stack_name=name)
         records = _resource_records(
             rows, self._ir(stack),
             lambda row: read_attributes(stack, row, self._registry, self._clock, with_attr)
             if row.name == resource else {})
-        return next(r for r in records if r.name == resource)
+        return dataclasses.replace(next(r for r in records if r.name == resource),
+                                   nested_stack=nested)
 
     def list_events(self, ctx: RequestContext, name: str, stack_id: str, query: EventQuery,
                     resource_name: str | None = None) -> list[EventRecord]:

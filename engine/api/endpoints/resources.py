@@ -31,9 +31,9 @@ class ResourceCollection:
                stack_name: str, stack_id: str) -> None:
         filters = multi(req)
         detail = flag(req, "with_detail")
-        integer(req, "nested_depth")  # checked; Kiln has no nested stacks to descend into
         records = self._stacks.list_resources(context(req), stack_name, stack_id, filters,
-                                              with_attributes=detail)
+                                              with_attributes=detail,
+                                              nested_depth=integer(req, "nested_depth") or 0)
         base = base_url(req, tenant_id)
         resp.media = {"resources": [views.resource(base, stack_name, stack_id, r, detail=detail)
                                     for r in records]}

@@ -211,3 +211,23 @@ def test_resource_facade_outside_a_nested_stack_is_refused(heat: Any) -> None:
 
     assert ('template:3 outputs.role.value.resource_facade: "resource_facade" is only '
             "valid in a nested stack") in str(caught.value)
+
+
+def test_resources_of_nested_stacks_with_nested_depth(heat: Any) -> None:
+    stack_id = heat.stacks.create(stack_name=unique("depth"), template=GROUP)["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+    group_child = heat.resources.get(stack_id, "group").physical_resource_id
+
+    top = {r.resource_name for r in heat.resources.list(stack_id)}
+    deep = heat.resources.list(stack_id, nested_depth=1)
+
+    assert top == {"group", "chain"}
+    listed = {(getattr(r, "parent_resource", None), r.resource_name) for r in deep}
+    assert listed == {(None, "group"), (None, "chain"), ("group", "0"), ("group", "1"),
+                      ("group", "2"), ("chain", "0"), ("chain", "1")}
+    member = next(r for r in deep if getattr(r, "parent_resource", None) == "group")
+    assert any(link["rel"] == "stack" and link["href"].endswith(group_child)
+               for link in member.links)
+    group = heat.resources.get(stack_id, "group")
+    assert any(link["rel"] == "nested" and link["href"].endswith(group_child)
+               for link in group.links)
