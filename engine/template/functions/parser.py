@@ -1,10 +1,10 @@
-"""Template data -> expression tree: which function each name is, in each HOT version.
+"""Template data -> expression tree: which function each name is, in each version.
 
-``PARSERS`` is the registry of HOT functions: name -> a parser that checks the shape of
-the (already parsed) arguments and builds the node. A name is looked up only if the
-template's version lists it (``engine.template.versions``), so the same name can parse
-differently by version (the parser reads ``ctx.version``). Inside ``conditions`` only the
-version's condition functions are calls.
+``PARSERS`` is the registry of template functions, HOT's and CFN's: name -> a parser that
+checks the shape of the (already parsed) arguments and builds the node. A name is looked
+up only if the template's version lists it (``engine.template.versions``), so the same
+name can parse differently by version (the parser reads ``call.version``). Inside
+conditions only the version's condition functions are calls.
 """
 
 from __future__ import annotations
