@@ -98,6 +98,15 @@ def live_child_stack(session: Session, owner_id: str, resource_name: str) -> Sta
         Stack.deleted_at.is_(None))).first()
 
 
+def live_children(session: Session, owner_id: str) -> dict[str, tuple[str, str]]:
+    """(name, id) of every live child stack of ``owner_id``, by the resource that made
+    it (names only: a listing must not load the children's templates)."""
+    rows = session.execute(select(Stack.parent_resource, Stack.name, Stack.id).where(
+        Stack.owner_id == owner_id, Stack.deleted_at.is_(None)))
+    return {resource: (name, stack_id) for resource, name, stack_id in rows
+            if resource is not None}
+
+
 def is_busy(session: Session, stack_id: str) -> bool:
     """Whether the stack has an unfinished operation (a read: nothing is locked)."""
     return session.scalar(select(func.count()).select_from(Operation).where(

@@ -14,7 +14,6 @@ from typing import Any
 from engine.context import RequestContext
 from engine.db import operations, queries
 from engine.db.models import Operation, Stack
-from engine.db.states import STACK_ACTION
 from engine.errors import ActionInProgress, EntityNotFound
 
 
@@ -40,10 +39,6 @@ def start_operation(session: Any, ctx: RequestContext, name: str, stack_id: str,
     if stack.status == "IN_PROGRESS":
         raise ActionInProgress(stack_name=stack.name, action=stack.action)
     timeout = timeout_seconds or (stack.timeout_mins or 0) * 60 or default_timeout_seconds
-    queries.add_operation(session, stack, new_operation(ctx, stack.id, action, now, timeout,
-                                                        payload))
-    stack.action, stack.status = STACK_ACTION.get(action, action), "IN_PROGRESS"
-    stack.status_reason = f"Stack {action} started"
-    stack.updated_at = now if action not in ("DELETE", "ABANDON") else stack.updated_at
-    queries.add_stack_event(session, stack, now)
+    operations.begin(session, stack,
+                     new_operation(ctx, stack.id, action, now, timeout, payload), now)
     return stack

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import operations, queries
 from engine.db.models import Event, Resource, Stack
 from engine.db.session import Database
 from engine.errors import (
@@ -347,15 +347,9 @@ class StackService:
                     start_operation(session, ctx, name, stack_id, "DELETE", self._clock(),
                                     self._limits.default_timeout_seconds)
                     return
-                now = self._clock()
                 timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
-                running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
-                    "action": "DELETE", "context": request_context(ctx),
-                    "timeout_seconds": timeout}}
-                running.deadline_at = now  # a worker ends it now (see OperationDriver._time_out)
-                stack.action, stack.status = "DELETE", "IN_PROGRESS"
-                stack.status_reason = "Stack DELETE started"
-                queries.add_stack_event(session, stack, now)
+                operations.cancel_then_delete(session, stack, running, request_context(ctx),
+                                              timeout, self._clock())
 
     # --- stack reads --------------------------------------------------------------------
 
@@ -437,8 +431,7 @@ class StackService:
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
             rows = queries.list_resources(session, stack.id)
-            children = {row.name: (child.name, child.id) for row in rows
-                        if (child := queries.live_child_stack(session, stack.id, row.name))}
+            children = queries.live_children(session, stack.id)
         row_ids = {row.name: row.id for row in rows}
         # Filtered before attributes are read: reading them runs the type's code.
         chosen = {r.name for r in _resource_records(rows, None)

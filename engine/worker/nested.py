@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.db import queries
+from engine.db import operations, queries
 from engine.db.models import Stack
 from engine.db.operations import new_operation
 from engine.db.session import Database
@@ -89,15 +89,11 @@ class WorkerNestedStacks:
             stack.facade = target.pop("facade")
             previous = {"template": stack.template, "parameters": stack.parameters,
                         "environment": stack.environment, "files": stack.files}
-            minutes = timeout_mins or stack.timeout_mins
-            queries.add_operation(session, stack, new_operation(
+            stack.timeout_mins = timeout_mins or stack.timeout_mins
+            operations.begin(session, stack, new_operation(
                 _context(parent), stack_id, "UPDATE", now,
-                (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS,
-                {"previous": previous, "target": target}))
-            stack.action, stack.status = "UPDATE", "IN_PROGRESS"
-            stack.status_reason, stack.updated_at = "Stack UPDATE started", now
-            stack.timeout_mins = minutes
-            queries.add_stack_event(session, stack, now)
+                (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS,
+                {"previous": previous, "target": target}), now)
 
     def delete(self, stack_id: str) -> None:
         """Start deleting the child; one busy with another operation has it cancelled
@@ -110,20 +106,12 @@ class WorkerNestedStacks:
             if stack.deleted_at is not None:
                 return
             timeout = (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS
-            if running is not None:
-                if running.action in ("DELETE", "ABANDON") or (running.payload or {}).get(
-                        "then"):
-                    return  # already going
-                running.payload = {**(running.payload or {}), "cancelled": "delete",
-                                   "then": {"action": "DELETE", "context": context,
-                                            "timeout_seconds": timeout}}
-                running.deadline_at = now
-            else:
-                queries.add_operation(session, stack, new_operation(
-                    context, stack_id, "DELETE", now, timeout))
-            stack.action, stack.status = "DELETE", "IN_PROGRESS"
-            stack.status_reason = "Stack DELETE started"
-            queries.add_stack_event(session, stack, now)
+            if running is None:
+                operations.begin(session, stack,
+                                 new_operation(context, stack_id, "DELETE", now, timeout), now)
+            elif running.action not in ("DELETE", "ABANDON") and not (
+                    running.payload or {}).get("then"):  # else a delete is already coming
+                operations.cancel_then_delete(session, stack, running, context, timeout, now)
 
     def state(self, stack_id: str) -> NestedState | None:
         with self._db.read() as session:

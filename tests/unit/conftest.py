@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import pathlib
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -44,6 +45,23 @@ def db(tmp_path: pathlib.Path) -> Iterator[Database]:
 @pytest.fixture
 def registry() -> ResourceTypeRegistry:
     return ResourceTypeRegistry.load()
+
+
+@pytest.fixture
+def types(registry: ResourceTypeRegistry) -> ResourceTypeRegistry:
+    """The registry under the name the lifecycle tests give it."""
+    return registry
+
+
+@pytest.fixture
+def release(db: Database) -> Iterator[threading.Event]:
+    """Frees every held plugin call at teardown, before the database goes away."""
+    event = threading.Event()
+    yield event
+    event.set()
+    for thread in threading.enumerate():
+        if thread.name.startswith(("lifecycle-", "kiln-operation")):
+            thread.join(10)
 
 
 @pytest.fixture

@@ -7,17 +7,15 @@ and happen once, and the hand-over of calls to another worker after one dies."""
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import migration
 from engine.db.models import Operation, Resource, Step
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
@@ -25,7 +23,7 @@ from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackLimits, StackService
+from engine.services.stacks import EventQuery, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.unit.worker.test_loop import Clock, create, run
@@ -133,40 +131,6 @@ def hang(release: threading.Event) -> Callable[[str | None], Warn | None]:
 
 
 # --- fixtures -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path}/plugpoints.sqlite")
-    migration.upgrade(database)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def release(db: Database) -> Iterator[threading.Event]:
-    """Frees every held plugin call at teardown, before the database goes away."""
-    event = threading.Event()
-    yield event
-    event.set()
-    for thread in threading.enumerate():
-        if thread.name.startswith(("lifecycle-", "kiln-operation")):
-            thread.join(10)
-
-
-@pytest.fixture
-def types() -> ResourceTypeRegistry:
-    return ResourceTypeRegistry.load()
-
-
-@pytest.fixture
-def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, types, StackLimits(), clock)
 
 
 @pytest.fixture

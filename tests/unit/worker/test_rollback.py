@@ -4,21 +4,17 @@ clock, so a deadline passes when the test says so and nothing sleeps."""
 
 from __future__ import annotations
 
-import pathlib
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import migration
+from engine.context import RequestContext
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackLimits, StackService
-from engine.services.tenants import TenantService
+from engine.services.stacks import EventQuery, StackService
 from tests.unit.worker.test_loop import Clock, run
 from tests.unit.worker.test_plugpoints import (
     Entry,
@@ -91,46 +87,6 @@ resources:
     depends_on: fine
     properties: {fail: true}
 """
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path}/rollback.sqlite")
-    migration.upgrade(database)
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def release(db: Database) -> Iterator[threading.Event]:
-    """Frees every held plugin call at teardown, before the database goes away."""
-    event = threading.Event()
-    yield event
-    event.set()
-    for thread in threading.enumerate():
-        if thread.name.startswith(("lifecycle-", "kiln-operation")):
-            thread.join(10)
-
-
-@pytest.fixture
-def types() -> ResourceTypeRegistry:
-    return ResourceTypeRegistry.load()
-
-
-@pytest.fixture
-def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, types, StackLimits(), clock)
-
-
-@pytest.fixture
-def ctx(db: Database, clock: Clock) -> RequestContext:
-    tenant = TenantService(db, clock).create_tenant("t")
-    return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
 
 
 def stack_events(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
