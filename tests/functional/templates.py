@@ -61,3 +61,26 @@ resources:
     # Create waits forever; delete does not, so a timed-out stack can be deleted.
     properties: {action_wait_secs: {create: -1, delete: 0}}
 """
+
+# Something of every update kind: a RandomString untouched by a parameter change, "a"
+# updated in place, and "b" (update_replace) replaced when its value changes.
+UPDATABLE = """\
+heat_template_version: 2018-08-31
+parameters:
+  v: {type: string, default: one}
+resources:
+  word:
+    type: OS::Heat::RandomString
+    properties: {length: 10}
+  a:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: v}}
+  b:
+    type: OS::Heat::TestResource
+    properties:
+      value: {get_attr: [a, output]}
+      update_replace: true
+outputs:
+  word: {value: {get_attr: [word, value]}}
+  b: {value: {get_attr: [b, output]}}
+"""

@@ -23,26 +23,7 @@ import pytest
 from tests.functional import servers, templates
 from tests.functional.conftest import heat_for, unique, wait_for_status
 
-UPDATABLE = """\
-heat_template_version: 2018-08-31
-parameters:
-  v: {type: string, default: one}
-resources:
-  word:
-    type: OS::Heat::RandomString
-    properties: {length: 10}
-  a:
-    type: OS::Heat::TestResource
-    properties: {value: {get_param: v}}
-  b:
-    type: OS::Heat::TestResource
-    properties:
-      value: {get_attr: [a, output]}
-      update_replace: true
-outputs:
-  word: {value: {get_attr: [word, value]}}
-  b: {value: {get_attr: [b, output]}}
-"""
+UPDATABLE = templates.UPDATABLE
 
 # PUT: b gets a value of its own, so b (update_replace) is replaced.
 UPDATABLE_FRESH = UPDATABLE.replace("      value: {get_attr: [a, output]}\n",

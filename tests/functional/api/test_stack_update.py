@@ -9,29 +9,10 @@ from typing import Any
 import pytest
 from heatclient import exc as heat_exc
 
-from tests.functional import servers
+from tests.functional import servers, templates
 from tests.functional.conftest import heat_for, unique, wait_for_status
 
-BASE = """\
-heat_template_version: 2018-08-31
-parameters:
-  v: {type: string, default: one}
-resources:
-  word:
-    type: OS::Heat::RandomString
-    properties: {length: 10}
-  a:
-    type: OS::Heat::TestResource
-    properties: {value: {get_param: v}}
-  b:
-    type: OS::Heat::TestResource
-    properties:
-      value: {get_attr: [a, output]}
-      update_replace: true
-outputs:
-  word: {value: {get_attr: [word, value]}}
-  b: {value: {get_attr: [b, output]}}
-"""
+BASE = templates.UPDATABLE
 
 
 @pytest.fixture(scope="module")
