@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.errors import StackValidationFailed
@@ -144,6 +144,44 @@ class Custom(Constraint):
 
     def describe(self) -> dict[str, Any]:
         return {"custom_constraint": self.name}
+
+
+def bind_constraints(constraints: tuple[Constraint, ...],
+                     lookup: Callable[[str], CustomCheck]) -> tuple[Constraint, ...]:
+    """``constraints`` with every :class:`Custom` bound to ``lookup(name)``, the
+    registered check; ``lookup`` raises KeyError for a name nobody registered."""
+    return tuple(Custom(c.name, lookup(c.name)) if isinstance(c, Custom) else c
+                 for c in constraints)
+
+
+def names_custom(schema: Mapping[str, Property]) -> bool:
+    """Whether a custom constraint appears anywhere in ``schema``, nested ones included."""
+    return any(_property_names_custom(prop) for prop in schema.values())
+
+
+def bind_schema(schema: Mapping[str, Property],
+                lookup: Callable[[str], CustomCheck]) -> dict[str, Property]:
+    """A copy of a properties schema with its custom constraints bound (see
+    :func:`bind_constraints`), at every depth."""
+    return {name: _bind_property(prop, lookup) for name, prop in schema.items()}
+
+
+def _property_names_custom(prop: Property) -> bool:
+    if any(isinstance(c, Custom) for c in prop.constraints):
+        return True
+    if isinstance(prop.schema, Property):
+        return _property_names_custom(prop.schema)
+    return isinstance(prop.schema, Mapping) and names_custom(prop.schema)
+
+
+def _bind_property(prop: Property, lookup: Callable[[str], CustomCheck]) -> Property:
+    inner: Mapping[str, Property] | Property | None = prop.schema
+    if isinstance(inner, Property):
+        inner = _bind_property(inner, lookup)
+    elif isinstance(inner, Mapping):
+        inner = bind_schema(inner, lookup)
+    return dataclasses.replace(prop, constraints=bind_constraints(prop.constraints, lookup),
+                               schema=inner)
 
 
 def _bounds(low: float | None, high: float | None) -> dict[str, Any]:

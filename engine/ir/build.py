@@ -18,7 +18,7 @@ from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
 from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
 from engine.ir.provider import MAX_NESTED_DEPTH, ProviderType, provider_type
-from engine.schema import Custom, CustomCheck, coerce_properties
+from engine.schema import Custom, CustomCheck, bind_constraints, coerce_properties
 from engine.template.environment import TEMPLATE_SUFFIXES, Environment
 from engine.template.functions import (
     Deferred,
@@ -246,25 +246,26 @@ def bind_custom_constraints(schemas: Mapping[str, ParameterSchema],
                             ) -> dict[str, ParameterSchema]:
     """``schemas`` with each ``custom_constraint`` bound to its registered check; a name
     nobody registered is refused where the parameter is declared."""
+    lookup = constraints if constraints is not None else _unregistered
     bound: dict[str, ParameterSchema] = {}
     for name, schema in schemas.items():
         if not any(isinstance(c, Custom) for c, _ in schema.constraints):
             bound[name] = schema
             continue
-        checks = []
-        for constraint, description in schema.constraints:
-            if isinstance(constraint, Custom):
-                try:
-                    if constraints is None:
-                        raise KeyError(constraint.name)
-                    constraint = Custom(constraint.name, constraints(constraint.name))
-                except KeyError:
-                    raise StackValidationFailed(schema.location, reason=(
-                        f'Parameter \'{name}\' is invalid: the custom constraint '
-                        f'"{constraint.name}" is not registered')) from None
-            checks.append((constraint, description))
-        bound[name] = dataclasses.replace(schema, constraints=tuple(checks))
+        try:
+            checks = bind_constraints(tuple(c for c, _ in schema.constraints), lookup)
+        except KeyError as exc:
+            raise StackValidationFailed(schema.location, reason=(
+                f'Parameter \'{name}\' is invalid: the custom constraint '
+                f'"{exc.args[0]}" is not registered')) from None
+        descriptions = (d for _, d in schema.constraints)
+        bound[name] = dataclasses.replace(
+            schema, constraints=tuple(zip(checks, descriptions, strict=True)))
     return bound
+
+
+def _unregistered(name: str) -> CustomCheck:
+    raise KeyError(name)
 
 
 def _check_references(value: Any, parameters: Mapping[str, Any], template: Template,

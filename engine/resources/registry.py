@@ -18,7 +18,7 @@ from stevedore.extension import Extension
 from engine.errors import PluginLoadFailed, ResourceTypeNotFound
 from engine.resources.base import Resource
 from engine.resources.nested import template_resource
-from engine.schema import HIDDEN, SUPPORT_STATUSES, CustomCheck
+from engine.schema import HIDDEN, SUPPORT_STATUSES, CustomCheck, bind_schema, names_custom
 from engine.template.environment import TEMPLATE_SUFFIXES
 
 NAMESPACE = "kiln.resource_types"
@@ -32,9 +32,10 @@ class ResourceTypeRegistry:
     templates and types name: both are what a template is checked against."""
 
     def __init__(self, types: Mapping[str, type[Resource]],
-                 constraints: Mapping[str, CustomCheck] | None = None) -> None:
-        self._types = dict(types)
+                 constraints: Mapping[str, CustomCheck] | None = None,
+                 namespace: str = NAMESPACE) -> None:
         self._constraints = dict(constraints or {})
+        self._types = {name: self._bound(name, cls, namespace) for name, cls in types.items()}
         self._templates: dict[str, type[Resource]] = {}
 
     @classmethod
@@ -43,13 +44,12 @@ class ResourceTypeRegistry:
         manager: ExtensionManager[Resource] = ExtensionManager(
             namespace, invoke_on_load=False, on_load_failure_callback=_fail(namespace)
         )
-        registry = cls.from_extensions(manager.extensions, namespace)
-        registry._constraints = load_constraints()
-        return registry
+        return cls.from_extensions(manager.extensions, namespace, load_constraints())
 
     @classmethod
     def from_extensions(
-        cls, extensions: Iterable[Extension[Resource]], namespace: str = NAMESPACE
+        cls, extensions: Iterable[Extension[Resource]], namespace: str = NAMESPACE,
+        constraints: Mapping[str, CustomCheck] | None = None,
     ) -> ResourceTypeRegistry:
         types: dict[str, type[Resource]] = {}
         for ext in extensions:
@@ -67,7 +67,7 @@ class ResourceTypeRegistry:
                     reason=f"support_status {ext.plugin.support_status!r} is not one of "
                            f"{', '.join(TYPE_STATUSES)}")
             types[ext.name] = ext.plugin
-        return cls(types)
+        return cls(types, constraints, namespace)
 
     def get(self, type_name: str) -> type[Resource]:
         if type_name.endswith(TEMPLATE_SUFFIXES):
@@ -79,6 +79,22 @@ class ResourceTypeRegistry:
             return self._types[type_name]
         except KeyError:
             raise ResourceTypeNotFound(type_name=type_name) from None
+
+    def _bound(self, name: str, cls: type[Resource], namespace: str) -> type[Resource]:
+        """``cls``, or a subclass of it whose properties schema has the custom constraints
+        it names bound to their checks. A name nobody registered stops the process, as a
+        type that fails to load does: every template using the type would fail."""
+        if not names_custom(cls.properties_schema):
+            return cls
+        try:
+            schema = bind_schema(cls.properties_schema, self.constraint)
+        except KeyError as exc:
+            raise PluginLoadFailed(name=name, namespace=namespace, reason=(
+                f"its properties name the custom constraint {exc}, which no plugin "
+                f"registers in {CONSTRAINTS_NAMESPACE}")) from None
+        return type(cls.__name__, (cls,), {"properties_schema": schema,
+                                           "__doc__": cls.__doc__,
+                                           "__module__": cls.__module__})
 
     def constraint(self, name: str) -> CustomCheck:
         """The custom constraint registered as ``name``; KeyError when there is none."""
