@@ -83,7 +83,7 @@ def build(
                                      defaults=environment.parameter_defaults))
     decide = ConditionDecider(
         template.conditions, StaticScope(parameters),
-        {name: template.doc.location(("conditions", name)) for name in template.conditions})
+        {name: template.location(("conditions", name)) for name in template.conditions})
     decide.decide_all()
     # A resource whose condition is false is not part of the stack at all; one whose
     # condition cannot be decided yet (validate without values) is kept.
@@ -107,7 +107,7 @@ def build(
             else:
                 types[name] = lookup(implementations[name])
         except KilnError as exc:
-            errors.append(exc.at(template.doc.location(("resources", name, "type"))))
+            errors.append(exc.at(template.location(("resources", name, "type"))))
 
     nodes: dict[str, ResourceNode] = {}
     for name, definition in definitions.items():
@@ -123,16 +123,18 @@ def build(
         for required in definition.depends_on:
             if required not in template.resources:
                 errors.append(StackValidationFailed(
-                    template.doc.location(("resources", name, "depends_on")),
+                    template.location(("resources", name, "depends_on")),
                     reason=f'"{required}" (in resources.{name}.depends_on) is not a '
                            'resource in the template'))
         if name in types:
             errors.extend(_check_properties(definition, types[name], parameters, template))
         external_id = _external_id(definition, template, parameters, errors)
+        update_policy = (_update_policy(definition, types[name], parameters, template, errors)
+                         if name in types else {})
         if definition.deletion_policy == "Snapshot":
             # No Kiln type can snapshot yet; Heat refuses the policy for such types too.
             errors.append(StackValidationFailed(
-                template.doc.location(("resources", name, "deletion_policy")),
+                template.location(("resources", name, "deletion_policy")),
                 reason='"Snapshot" deletion policy not supported'))
         nodes[name] = ResourceNode(
             name=name,
@@ -148,6 +150,7 @@ def build(
             location=definition.location,
             deletion_policy=definition.deletion_policy,
             external_id=external_id,
+            update_policy=update_policy,
         )
 
     outputs: dict[str, OutputNode] = {}
@@ -167,7 +170,7 @@ def build(
         if not errors:
             errors.extend(_check_provider(
                 provider, nodes[name], parameters, pseudo_parameters, lookup, environment,
-                constraints, nested_depth, facade_of(template.resources[name])))
+                constraints, nested_depth, facade_of(template.resources[name], parameters)))
 
     if not errors:
         cycle = find_cycle({name: node.requires for name, node in nodes.items()})
@@ -190,7 +193,7 @@ def _external_id(definition: ResourceDefinition, template: Template,
     resolves it when the definition is read) and excludes ``depends_on``."""
     if definition.external_id is None:
         return None
-    where = template.doc.location(("resources", definition.name, "external_id"))
+    where = template.location(("resources", definition.name, "external_id"))
     try:
         value = resolve(definition.external_id, StaticScope(parameters))
     except Deferred:
@@ -208,10 +211,52 @@ def _external_id(definition: ResourceDefinition, template: Template,
     return value
 
 
-def facade_of(definition: ResourceDefinition) -> dict[str, Any]:
+def _update_policy(definition: ResourceDefinition, schema: TypeSchema,
+                   parameters: Mapping[str, Any], template: Template,
+                   errors: list[KilnError]) -> dict[str, Any]:
+    """The resource's update policy checked against its type's schema and typed. Like
+    ``external_id`` it must be known before anything runs: Heat makes no dependency for
+    it, so a resource's attribute there would be read before the resource exists."""
+    path = ("resources", definition.name, "update_policy")
+    written = definition.update_policy or {}
+    known: dict[str, Any] = {}
+    for key, value in written.items():
+        where = template.location((*path, key))
+        if key not in schema.update_policy_schema:
+            errors.append(StackValidationFailed(where, reason=f"Unknown Property {key}"))
+            continue
+        wrong = [ref for ref in iter_references(value)
+                 if ref.kind != "param"
+                 or (ref.name not in parameters and ref.name not in template.parameters)]
+        if wrong:
+            errors.append(
+                invalid_reference(wrong[0], ".".join(path)) if wrong[0].kind == "param"
+                else StackValidationFailed(where, reason=(
+                    f"The update policy may use only parameters, not {wrong[0].name}")))
+            continue
+        try:
+            value = resolve(value, StaticScope(parameters))
+            if value is not None:
+                known[key] = schema.update_policy_schema[key].coerce(value, key)
+        except Deferred:
+            return {}  # validate without the parameter's value: checked when it is given
+        except KilnError as exc:
+            errors.append(StackValidationFailed(where, reason=exc.message))
+    try:
+        return coerce_properties(schema.update_policy_schema, known, "")
+    except KilnError:
+        return {}  # what is wrong was reported key by key above
+
+
+def facade_of(definition: ResourceDefinition, parameters: Mapping[str, Any]
+              ) -> dict[str, Any]:
     """What ``resource_facade`` gives in the nested stack of ``definition``'s resource."""
+    try:
+        update_policy = resolve(definition.update_policy or {}, StaticScope(parameters))
+    except (Deferred, KilnError):
+        update_policy = {}  # not known yet, or refused where the policy is checked
     return {"metadata": definition.metadata, "deletion_policy": definition.deletion_policy,
-            "update_policy": {}}
+            "update_policy": update_policy}
 
 
 def _check_provider(provider: ProviderType, node: ResourceNode,
@@ -308,7 +353,7 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
         if key not in schema.properties_schema:
             if not schema.allow_unknown_properties:
                 errors.append(StackValidationFailed(
-                    template.doc.location((*path, key)),
+                    template.location((*path, key)),
                     reason=f"Unknown Property {key}"))
             continue
         try:
@@ -317,19 +362,19 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
             deferred = True
             continue
         except KilnError as exc:
-            errors.append(exc.at(template.doc.location((*path, key))))
+            errors.append(exc.at(template.location((*path, key))))
             continue
         if known[key] is None:
             continue  # null means unset, as in coerce_properties: the default applies
         try:
             schema.properties_schema[key].coerce(known[key], key)
         except KilnError as exc:
-            errors.append(StackValidationFailed(template.doc.location((*path, key)),
+            errors.append(StackValidationFailed(template.location((*path, key)),
                                                 reason=exc.message))
     for key, prop in schema.properties_schema.items():
         if prop.required and props.get(key) is None:
             errors.append(StackValidationFailed(
-                template.doc.location(path if props else path[:-1]),
+                template.location(path if props else path[:-1]),
                 reason=f"Property {key} not assigned"))
     if not errors and not deferred:
         # Everything is known before anything runs: the type's own cross-property checks
@@ -339,7 +384,7 @@ def _check_properties(definition: ResourceDefinition, schema: TypeSchema,
                 schema.properties_schema, known, "",
                 allow_unknown=schema.allow_unknown_properties))
         except KilnError as exc:
-            errors.append(StackValidationFailed(template.doc.location(path),
+            errors.append(StackValidationFailed(template.location(path),
                                                 reason=exc.message))
     return errors
 

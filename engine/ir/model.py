@@ -27,6 +27,9 @@ class TypeSchema(Protocol):
     def attributes_schema(self) -> Mapping[str, Attribute]: ...
 
     @property
+    def update_policy_schema(self) -> Mapping[str, Property]: ...
+
+    @property
     def allow_unknown_properties(self) -> bool: ...
 
     @property
@@ -48,6 +51,9 @@ class ResourceNode:
     # The physical id of an existing thing the resource takes over instead of creating
     # (HOT's external_id); never deleted with the stack.
     external_id: str | None = None
+    # The update policy, typed against the type's ``update_policy_schema`` (defaults
+    # filled); empty when the resource has none or its values are not known yet.
+    update_policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,6 +36,8 @@ class ProviderType:
     attributes_schema: Mapping[str, Attribute]
     allow_unknown_properties: bool = False
     allow_unknown_attributes: bool = False
+    # A template resource takes no update policy (Heat's have none either).
+    update_policy_schema: Mapping[str, Property] = dataclasses.field(default_factory=dict)
 
     def validate_properties(self, properties: Mapping[str, Any]) -> None:
         return None  # the nested template itself is built by engine.ir.build

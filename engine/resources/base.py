@@ -50,6 +50,12 @@ it, and the old one is deleted. Otherwise ``handle_update(prop_diff)`` changes i
 and ``check_update_complete(token)`` is polled. A resource whose properties did not
 change is not called at all.
 
+A type that takes an ``update_policy`` declares its keys in ``update_policy_schema``
+(``Property`` objects, as for properties) and reads the typed policy, defaults filled, as
+:attr:`update_policy` in any action. A policy must be known before anything runs
+(parameters only); a change to the policy alone is stored with the template and calls
+nothing, as in Heat.
+
 Other actions
 -------------
 ``suspend``, ``resume`` and ``check`` default to doing nothing and completing at once;
@@ -167,6 +173,9 @@ class Resource:
 
     properties_schema: ClassVar[Mapping[str, Property]] = {}
     attributes_schema: ClassVar[Mapping[str, Attribute]] = {}
+    #: The keys of the resource's ``update_policy`` (CFN ``UpdatePolicy``), as properties
+    #: are declared; a template giving a type without one an update policy is refused.
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     #: Accept and ignore properties that are not in the schema (``OS::Heat::None``).
     allow_unknown_properties: ClassVar[bool] = False
     #: Answer ``get_attr`` for any attribute name (None when unknown), as OS::Heat::None does.
@@ -195,10 +204,14 @@ class Resource:
         *,
         physical_id: str | None = None,
         data: MutableMapping[str, Any] | None = None,
+        update_policy: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.properties = properties
         self.runtime = runtime
+        #: The template's update policy for this resource, typed against
+        #: :attr:`update_policy_schema` with its defaults; the new template's in an update.
+        self.update_policy: Mapping[str, Any] = update_policy or {}
         self._physical_id = physical_id
         self.data: MutableMapping[str, Any] = data if data is not None else {}
 

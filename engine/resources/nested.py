@@ -40,13 +40,18 @@ class NestedStacks(Protocol):
 
     def update(self, stack_id: str, template: Any, parameters: Mapping[str, Any], *,
                template_file: str = "template", timeout_mins: int | None = None) -> None:
-        """Start updating the child to the new definition."""
+        """Start updating the child to the new definition; nothing when an update to that
+        very definition is already running (a resumed step asking again)."""
 
     def delete(self, stack_id: str) -> None:
         """Start deleting the child (cancelling what it was doing)."""
 
     def state(self, stack_id: str) -> NestedState | None:
         """The child's state; None when it no longer exists."""
+
+    def resource_definitions(self, stack_id: str) -> Mapping[str, Any]:
+        """The ``resources`` section of the child's template: the one its last operation
+        applied, once the child has settled."""
 
     def template_file(self, name: str) -> Any:
         """The text of ``name`` in the parent stack's files."""

@@ -14,7 +14,12 @@ from typing import Any
 
 from engine.errors import StackValidationFailed
 from engine.schema import AllowedPattern, AllowedValues, Constraint, Length, Range
-from engine.template.functions import ParseContext, parse_condition, parse_value
+from engine.template.functions import (
+    ParseContext,
+    parse_condition,
+    parse_update_policy,
+    parse_value,
+)
 from engine.template.model import OutputDefinition, ResourceDefinition, Template
 from engine.template.parameters import ParameterSchema
 from engine.template.parse import SourceDocument
@@ -89,9 +94,6 @@ def _resource(ctx: ParseContext, name: str, body: Any) -> ResourceDefinition:
     if not isinstance(kind, str) or not kind:
         raise StackValidationFailed(doc.location((*path, "Type")),
                                     reason="Each Resource must contain a Type key.")
-    if body.get("UpdatePolicy") not in (None, {}):
-        raise StackValidationFailed(doc.location((*path, "UpdatePolicy")), reason=(
-            'The resource key "UpdatePolicy" is not supported by Kiln yet.'))
     depends = body.get("DependsOn") or []
     depends = [depends] if isinstance(depends, str) else depends
     if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
@@ -113,6 +115,8 @@ def _resource(ctx: ParseContext, name: str, body: Any) -> ResourceDefinition:
         condition=(parse_condition(ctx, body["Condition"], (*path, "Condition"))
                    if "Condition" in body else True),
         deletion_policy=policy,
+        update_policy=parse_update_policy(ctx, body.get("UpdatePolicy"),
+                                          (*path, "UpdatePolicy")),
     )
 
 

@@ -11,7 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import StackValidationFailed
-from engine.template.functions import ParseContext, parse_condition, parse_value
+from engine.template.functions import (
+    ParseContext,
+    parse_condition,
+    parse_update_policy,
+    parse_value,
+)
 from engine.template.model import OutputDefinition, ResourceDefinition, Template
 from engine.template.parameters import ParameterSchema, parse_schemas
 from engine.template.parse import SourceDocument
@@ -26,9 +31,6 @@ OUTPUT_KEYS = {"value", "description", "condition"}
 _NEWTON_SECTIONS = {"conditions"}
 _NEWTON_RESOURCE_KEYS = {"condition", "external_id"}
 DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
-# Keys Kiln parses but cannot honour yet: refused, not silently ignored (no built-in type
-# has an update policy).
-_NOT_YET = ("update_policy",)
 
 
 def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | None = None
@@ -85,10 +87,6 @@ def _resources(ctx: ParseContext, data: Any) -> dict[str, ResourceDefinition]:
                 raise StackValidationFailed(doc.location((*path, str(key))),
                                             reason=f'"{key}" is not a valid keyword inside a '
                                                    'resource definition')
-        for key in _NOT_YET:
-            if body.get(key) not in (None, {}):
-                raise StackValidationFailed(doc.location((*path, key)), reason=(
-                    f'The resource key "{key}" is not supported by Kiln yet.'))
         kind = body.get("type")
         if not isinstance(kind, str) or not kind:
             raise StackValidationFailed(doc.location((*path, "type")),
@@ -118,6 +116,8 @@ def _resources(ctx: ParseContext, data: Any) -> dict[str, ResourceDefinition]:
                        if "condition" in body else True),
             deletion_policy=_deletion_policy(ctx, body.get("deletion_policy"), path),
             external_id=parse_value(ctx, body.get("external_id"), (*path, "external_id")),
+            update_policy=parse_update_policy(ctx, body.get("update_policy"),
+                                              (*path, "update_policy")),
         )
     return result
 

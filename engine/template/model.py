@@ -28,6 +28,7 @@ class ResourceDefinition:
     condition: Any = True  # a parsed condition: bool, ConditionRef or a function
     deletion_policy: str = "Delete"
     external_id: Any = None  # a parsed value: the physical id of a thing to take over
+    update_policy: Any = None  # a parsed map, checked against the type's schema
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,3 +54,20 @@ class Template:
     parameter_groups: tuple[Mapping[str, Any], ...] = ()
     # The request's files: get_file already read them; provider templates are read here.
     files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def location(self, path: tuple[str, ...]) -> Location:
+        """Where ``path``, written with HOT's section and key names (``("resources",
+        name, "properties", key)``), is in this template's own format."""
+        if self.version.is_cfn and path:
+            path = (_CFN_NAMES.get(path[0], path[0]), *path[1:])
+            if path[0] == "Resources" and len(path) > 2:
+                path = (*path[:2], _CFN_NAMES.get(path[2], path[2]), *path[3:])
+        return self.doc.location(path)
+
+
+# HOT's names of the sections and resource keys CFN spells otherwise.
+_CFN_NAMES = {"resources": "Resources", "outputs": "Outputs", "parameters": "Parameters",
+              "conditions": "Conditions", "type": "Type", "properties": "Properties",
+              "metadata": "Metadata", "depends_on": "DependsOn",
+              "deletion_policy": "DeletionPolicy", "update_policy": "UpdatePolicy",
+              "condition": "Condition"}

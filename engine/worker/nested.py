@@ -86,6 +86,10 @@ class WorkerNestedStacks:
             target = self._definition(parent, stack_id, stack.name, template, parameters,
                                       template_file)
             target.pop("description")
+            running = queries.unfinished_operation(session, stack_id)
+            if running is not None and running.action == "UPDATE" and _same_definition(
+                    (running.payload or {}).get("target") or {}, target):
+                return
             stack.facade = target.pop("facade")
             previous = {"template": stack.template, "parameters": stack.parameters,
                         "environment": stack.environment, "files": stack.files}
@@ -128,6 +132,12 @@ class WorkerNestedStacks:
             status = "IN_PROGRESS" if busy else stack.status
             return NestedState(stack.action, status, stack.status_reason or "", outputs)
 
+    def resource_definitions(self, stack_id: str) -> Mapping[str, Any]:
+        with self._db.read() as session:
+            template = queries.load_stack(session, stack_id).template or {}
+        resources = template.get("resources") or {}
+        return {str(name): body for name, body in resources.items()}
+
     # --- helpers ------------------------------------------------------------------------
 
     def _definition(self, parent: Stack, stack_id: str, name: str, template: Any,
@@ -152,13 +162,19 @@ class WorkerNestedStacks:
 
     def _facade(self, parent: Stack) -> dict[str, Any]:
         """The owning resource as ``resource_facade`` shows it, from the parent's stored
-        definition (metadata as written)."""
+        definition (metadata and update policy as written)."""
         written = ((parent.template or {}).get("resources") or {}).get(self._resource) or {}
         if not isinstance(written, Mapping):
             written = {}
         policy = written.get("deletion_policy", written.get("DeletionPolicy", "Delete"))
         return {"metadata": written.get("metadata", written.get("Metadata")) or {},
-                "deletion_policy": str(policy).capitalize(), "update_policy": {}}
+                "deletion_policy": str(policy).capitalize(),
+                "update_policy": written.get("update_policy",
+                                             written.get("UpdatePolicy")) or {}}
+
+
+def _same_definition(stored: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
+    return all(stored.get(key) == target.get(key) for key in ("template", "parameters"))
 
 
 def _context(stack: Stack) -> dict[str, Any]:

@@ -311,7 +311,8 @@ class StepRunner:
                 self._set_state(session, stack, row, action, IN_PROGRESS,
                                 "state changed", now)
             instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
-                           physical_id=row.physical_id, data=dict(row.data or {}))
+                           physical_id=row.physical_id, data=dict(row.data or {}),
+                           update_policy=node.update_policy if node is not None else None)
             adopt = (self._adopt_data(session, step.operation_id).get(row.name)
                      if step.action == ADOPT else None)
             if action == ADOPT and external is not None:

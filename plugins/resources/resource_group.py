@@ -5,6 +5,12 @@ The child's template is generated: members named ``"0"``, ``"1"``, … (a chain'
 each on the one before), and outputs that carry every member's reference id and all of
 its attributes, so the group's attributes are read from its own data once the child
 settles.
+
+A group's ``update_policy`` makes a create (``batch_create``) or an update that changes
+``resource_def`` (``rolling_update``) a *rollout*: a series of child-stack operations,
+one per batch (``group_rollout``), with an optional pause between them. Its progress is
+kept in the resource's data, so a worker that takes the step over carries on from the
+batch it reached.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.nested import ChildStackResource
+from engine.resources.base import CREATE, UPDATE, Token
+from engine.resources.nested import ChildStackResource, nested_stacks
 from engine.schema import (
     BOOLEAN,
     INTEGER,
     LIST,
     MAP,
+    NUMBER,
     STRING,
     AllowedValues,
     Attribute,
@@ -25,9 +33,14 @@ from engine.schema import (
     Property,
     Range,
 )
+from plugins.resources.group_rollout import batch_members, batches
 
 # The version of the generated child template: one with get_attr's all-attributes form.
 _CHILD_VERSION = "2016-10-14"
+
+
+# The token of a rollout's steps (the other tokens are the base class's).
+ROLLOUT = "ROLLOUT"
 
 
 def _child_template(members: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -35,7 +48,9 @@ def _child_template(members: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "heat_template_version": _CHILD_VERSION,
         "resources": dict(members),
         "outputs": {
-            "refs": {"value": [{"get_resource": name} for name in members]},
+            # Keyed by member: a rollout's template lists its members in the order it
+            # replaces them, not by index.
+            "refs_map": {"value": {name: {"get_resource": name} for name in members}},
             "attributes": {"value": {name: {"get_attr": [name]} for name in members}},
         },
     }
@@ -54,12 +69,12 @@ class _Members(ChildStackResource):
             return None
         outputs = self.outputs()
         names = self.members()
-        refs = dict(zip(names, outputs.get("refs") or [], strict=False))
+        refs: Mapping[str, Any] = outputs.get("refs_map") or {}
         attributes: Mapping[str, Mapping[str, Any]] = outputs.get("attributes") or {}
         if name == "refs":
             return [refs.get(n) for n in names]
         if name == "refs_map":
-            return refs
+            return {n: refs.get(n) for n in names}
         if name == "attributes":
             # get_attr: [group, attributes, <attr>] -> {member: value}
             keys = {key for member in attributes.values() for key in (member or {})}
@@ -118,6 +133,26 @@ class ResourceGroup(_Members):
                                 "each individual resource.", type=MAP),
         "removed_rsrc_list": Attribute("A list of removed resource names.", type=LIST),
     }
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {
+        "rolling_update": Property(MAP, schema={
+            "min_in_service": Property(INTEGER, "The minimum number of resources in service "
+                                                "while rolling updates are being executed.",
+                                       default=0, constraints=(Range(0, None),)),
+            "max_batch_size": Property(INTEGER, "The maximum number of resources to replace "
+                                                "at once.",
+                                       default=1, constraints=(Range(1, None),)),
+            "pause_time": Property(NUMBER, "The number of seconds to wait between batches "
+                                           "of updates.",
+                                   default=0, constraints=(Range(0, None),)),
+        }),
+        "batch_create": Property(MAP, schema={
+            "max_batch_size": Property(INTEGER, "The maximum number of resources to create "
+                                                "at once.",
+                                       default=1, constraints=(Range(1, None),)),
+            "pause_time": Property(NUMBER, "The number of seconds to wait between batches.",
+                                   default=0, constraints=(Range(0, None),)),
+        }),
+    }
 
     def removed(self) -> list[str]:
         """Members removal policies named, in the order named: never used again."""
@@ -130,27 +165,117 @@ class ResourceGroup(_Members):
         return kept + [n for n in named if n not in kept]
 
     def members(self) -> list[str]:
+        return self._names(self.properties.get("count", 1))
+
+    def _names(self, size: int) -> list[str]:
+        """The first ``size`` member names, skipping those removal policies named."""
         removed, index = set(self.removed()), 0
         names: list[str] = []
-        while len(names) < self.properties.get("count", 1):
+        while len(names) < size:
             if str(index) not in removed:
                 names.append(str(index))
             index += 1
         return names
 
-    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
-        self.data["removed"] = self.removed()
+    def _member(self, name: str) -> dict[str, Any]:
+        """Member ``name``'s definition: ``resource_def`` with its index filled in."""
         definition = self.properties["resource_def"]
         index_var = self.properties.get("index_var") or "%index%"
-        members = {}
-        for name in self.members():
-            member: dict[str, Any] = {"type": definition["type"]}
-            if definition.get("properties"):
-                member["properties"] = _substitute(definition["properties"], index_var, name)
-            if definition.get("metadata"):
-                member["metadata"] = definition["metadata"]
-            members[name] = member
-        return _child_template(members), f"{self.name}.group", {}, None
+        member: dict[str, Any] = {"type": definition["type"]}
+        if definition.get("properties"):
+            member["properties"] = _substitute(definition["properties"], index_var, name)
+        if definition.get("metadata"):
+            member["metadata"] = definition["metadata"]
+        return member
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        self.data["removed"] = self.removed()
+        members = {name: self._member(name) for name in self.members()}
+        return _child_template(members), self._file(), {}, None
+
+    def _file(self) -> str:
+        return f"{self.name}.group"
+
+    # --- rollouts: batch_create and rolling_update ----------------------------------------
+
+    def handle_create(self) -> Token:
+        policy = self.update_policy.get("batch_create")
+        if not policy or not self.properties.get("count"):
+            return super().handle_create()
+        return self._start_rollout(CREATE, 0, policy["max_batch_size"], 0,
+                                   policy["pause_time"])
+
+    def check_create_complete(self, token: Token) -> bool:
+        return self._rolled_out() if token == ROLLOUT else super().check_create_complete(token)
+
+    def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        policy = self.update_policy.get("rolling_update")
+        if not policy or "resource_def" not in prop_diff:
+            return super().handle_update(prop_diff)
+        self.data["removed"] = self.removed()
+        return self._start_rollout(UPDATE, len(self._existing()), policy["max_batch_size"],
+                                   policy["min_in_service"], policy["pause_time"])
+
+    def check_update_complete(self, token: Token) -> bool:
+        return self._rolled_out() if token == ROLLOUT else super().check_update_complete(token)
+
+    def _start_rollout(self, action: str, current: int, batch_size: int,
+                       min_in_service: int, pause: float) -> Token:
+        self.data["removed"] = self.removed()
+        plan = batches(self.properties["count"], current, batch_size, min_in_service)
+        self.data["rollout"] = {"action": action, "batches": plan, "index": 0,
+                                "pause": pause, "resume_at": None}
+        self._send_batch()
+        return ROLLOUT
+
+    def _rolled_out(self) -> bool:
+        """One look at the rollout: start the next batch when this one has settled (and
+        any pause has passed); True when the last one has."""
+        # NOTE: the progress is replaced, never changed in place: the worker saves the
+        # data when it differs from what it saved last, compared one level deep.
+        rollout = dict(self.data["rollout"])
+        if rollout["resume_at"] is not None:
+            if self.runtime.now() < rollout["resume_at"]:
+                return False
+            self.data["rollout"] = {**rollout, "resume_at": None}
+            self._send_batch()
+            return False
+        first = rollout["action"] == CREATE and rollout["index"] == 0
+        if not self._settled(CREATE if first else UPDATE):
+            return False
+        if rollout["index"] == len(rollout["batches"]) - 1:
+            del self.data["rollout"]
+            return True
+        rollout["index"] += 1
+        if rollout["pause"] > 0:
+            self.data["rollout"] = {**rollout, "resume_at": self.runtime.now() + rollout["pause"]}
+            return False
+        self.data["rollout"] = rollout
+        self._send_batch()
+        return False
+
+    def _send_batch(self) -> None:
+        """Start the child operation of the rollout's current batch."""
+        rollout = self.data["rollout"]
+        capacity, new = rollout["batches"][rollout["index"]]
+        members = batch_members(self._names(capacity), self.properties["count"],
+                                self._existing(), capacity, new, self._member)
+        nested = nested_stacks(self)
+        if self.physical_id is None:
+            child_id = nested.create(self.physical_resource_name(), _child_template(members),
+                                     {}, template_file=self._file())
+            self.set_physical_id(child_id)
+        else:
+            nested.update(self.physical_id, _child_template(members), {},
+                          template_file=self._file())
+
+    def _existing(self) -> dict[str, Mapping[str, Any]]:
+        """The members the child has now, but those removal policies named."""
+        if self.physical_id is None:
+            return {}
+        removed = set(self.data.get("removed") or [])
+        definitions = nested_stacks(self).resource_definitions(self.physical_id)
+        return {name: body for name, body in definitions.items() if name not in removed}
 
     def get_attribute(self, name: str) -> Any:
         if name == "removed_rsrc_list":

@@ -21,6 +21,7 @@ from engine.template.functions.parser import (
     IMPLEMENTED,
     ParseContext,
     parse_condition,
+    parse_update_policy,
     parse_value,
 )
 from engine.template.functions.references import (
@@ -33,6 +34,6 @@ from engine.template.functions.references import (
 __all__ = [
     "ELIDED", "IMPLEMENTED", "Deferred", "Function", "GetAttr", "GetParam", "GetResource",
     "If", "ParseContext", "Reference", "Scope", "invalid_reference", "iter_functions",
-    "iter_references", "parse_condition", "parse_value", "resolve", "resource_dependencies",
-    "select_branches", "substitute_facade",
+    "iter_references", "parse_condition", "parse_update_policy", "parse_value", "resolve",
+    "resource_dependencies", "select_branches", "substitute_facade",
 ]

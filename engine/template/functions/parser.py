@@ -103,6 +103,17 @@ class Call:
 Parser = Callable[[Call, Any], Any]
 
 
+def parse_update_policy(ctx: ParseContext, data: Any, path: Path) -> Any:
+    """A resource's update policy (HOT ``update_policy``, CFN ``UpdatePolicy``): a map
+    whose values may call functions; None when the resource has none."""
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise StackValidationFailed(ctx.doc.location(path), reason=(
+            f"Resource {path[1]} {path[2]} type must be object"))
+    return parse_value(ctx, data, path)
+
+
 def parse_value(ctx: ParseContext, data: Any, path: Path) -> Any:
     """Replace every function call in ``data`` by a Function node."""
     if isinstance(data, Mapping):

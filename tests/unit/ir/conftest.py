@@ -16,7 +16,10 @@ from engine.template.parse import parse_text
 
 
 class _NoChecks:
-    """Types without cross-property checks, as the Resource base class defaults."""
+    """Types without cross-property checks or an update policy, as the Resource base
+    class defaults."""
+
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {}
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> None:

@@ -225,10 +225,6 @@ def test_parameter_errors_surface_from_load() -> None:
     )
 
 
-@pytest.mark.parametrize("key", ["update_policy: {batch: 1}"])
-def test_keys_kiln_cannot_honour_yet_are_refused(key: str) -> None:
-    name = key.split(":")[0]
-
-    assert refusal(resource(f"    type: T\n    {key}\n")) == (
-        f'template:5 resources.r.{name}: The resource key "{name}" is not supported by '
-        "Kiln yet.")
+def test_an_update_policy_must_be_a_map() -> None:
+    assert refusal(resource("    type: T\n    update_policy: [1]\n")) == (
+        "template:5 resources.r.update_policy: Resource r update_policy type must be object")

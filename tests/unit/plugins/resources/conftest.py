@@ -71,11 +71,14 @@ def build(runtime: FakeRuntime) -> Build:
         name: str = "res",
         physical_id: str | None = None,
         data: MutableMapping[str, Any] | None = None,
+        update_policy: Mapping[str, Any] | None = None,
     ) -> Resource:
         properties = coerce_properties(
             cls.properties_schema, raw, f"resources.{name}.properties",
             allow_unknown=cls.allow_unknown_properties,
         )
-        return cls(name, properties, runtime, physical_id=physical_id, data=data)
+        policy = coerce_properties(cls.update_policy_schema, update_policy, "update_policy")
+        return cls(name, properties, runtime, physical_id=physical_id, data=data,
+                   update_policy=policy)
 
     return make

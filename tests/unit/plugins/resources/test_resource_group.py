@@ -25,8 +25,8 @@ def test_members_are_numbered_and_the_index_substituted(build: Build) -> None:
     assert template["resources"] == {
         "0": {"type": "OS::Heat::Value", "properties": {"value": "m-0", "list": ["0"]}},
         "1": {"type": "OS::Heat::Value", "properties": {"value": "m-1", "list": ["1"]}}}
-    assert template["outputs"]["refs"] == {"value": [{"get_resource": "0"},
-                                                     {"get_resource": "1"}]}
+    assert template["outputs"]["refs_map"] == {"value": {"0": {"get_resource": "0"},
+                                                         "1": {"get_resource": "1"}}}
 
 
 def test_removal_policies_skip_names_for_good(build: Build) -> None:
@@ -41,7 +41,7 @@ def test_removal_policies_skip_names_for_good(build: Build) -> None:
 
 
 def test_attributes_come_from_the_child_outputs(build: Build) -> None:
-    data = {"outputs": {"refs": ["id-0", "id-1"],
+    data = {"outputs": {"refs_map": {"1": "id-1", "0": "id-0"},
                         "attributes": {"0": {"value": "a"}, "1": {"value": "b"}}}}
     res = build(ResourceGroup, {"count": 2, "resource_def": DEF}, physical_id="child",
                 data=data)
