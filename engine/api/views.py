@@ -95,7 +95,9 @@ def resource(base: str, stack_name: str, stack_id: str, res: ResourceRecord,
 
 def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
           *, detail: bool, root_stack: bool = False) -> dict[str, Any]:
-    stack_href = stack_url(base, stack_name, stack_id)
+    root_href = stack_url(base, stack_name, stack_id)
+    # An event of a nested stack (listed with nested_depth) links to that stack.
+    stack_href = stack_url(base, *ev.stack) if ev.stack is not None else root_href
     resource_href = f"{stack_href}/resources/{ev.resource_name}"
     doc: dict[str, Any] = {
         "id": ev.id,
@@ -110,8 +112,8 @@ def event(base: str, stack_name: str, stack_id: str, ev: EventRecord,
                   {"href": stack_href, "rel": "stack"}],
     }
     if root_stack:
-        # Asked with nested_depth: Kiln has no nested stacks, so the root is the stack.
-        doc["links"].append({"href": stack_href, "rel": "root_stack"})
+        # Asked with nested_depth: the stack asked about is the root of every event.
+        doc["links"].append({"href": root_href, "rel": "root_stack"})
     if ev.lifecycle is not None:
         doc["lifecycle"] = ev.lifecycle  # Kiln's addition: the plugin call in structured form
     if detail:

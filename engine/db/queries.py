@@ -107,6 +107,22 @@ def live_children(session: Session, owner_id: str) -> dict[str, tuple[str, str]]
             if resource is not None}
 
 
+def descendants(session: Session, root_id: str, depth: int) -> dict[str, str]:
+    """id -> name of the stacks nested in ``root_id`` down to ``depth`` levels, deleted
+    ones included (their events are the root's history too); one query per level."""
+    found: dict[str, str] = {}
+    level = [root_id]
+    for _ in range(depth):
+        if not level:
+            break
+        rows = session.execute(select(Stack.id, Stack.name).where(Stack.owner_id.in_(level)))
+        level = []
+        for stack_id, name in rows:
+            found[stack_id] = name
+            level.append(stack_id)
+    return found
+
+
 def is_busy(session: Session, stack_id: str) -> bool:
     """Whether the stack has an unfinished operation (a read: nothing is locked)."""
     return session.scalar(select(func.count()).select_from(Operation).where(
@@ -410,13 +426,14 @@ EVENT_FILTER_COLUMNS = {"resource_status": Event.status, "resource_action": Even
                         "resource_type": Event.resource_type}
 
 
-def list_events(session: Session, stack_id: str, *, resource_name: str | None,
+def list_events(session: Session, stack_ids: Sequence[str], *, resource_name: str | None,
                 filters: dict[str, list[str]], limit: int | None, marker: str | None,
                 ascending: bool, sort_keys: Sequence[str] = ()) -> list[Event]:
-    """One page of a stack's events: filters compare the stored columns; the order is
-    ``sort_keys`` (known ones) then the event number; a marker naming no event of the
-    stack is ignored."""
-    query = select(Event).where(Event.stack_id == stack_id)
+    """One page of the events of a stack (and of the stacks nested in it, when
+    ``stack_ids`` names them too): filters compare the stored columns; the order is
+    ``sort_keys`` (known ones) then the event number; a marker naming no event of these
+    stacks is ignored."""
+    query = select(Event).where(Event.stack_id.in_(stack_ids))
     if resource_name is not None:
         query = query.where(Event.resource_name == resource_name)
     for key, values in filters.items():
@@ -430,7 +447,7 @@ def list_events(session: Session, stack_id: str, *, resource_name: str | None,
         keys.append(Event.seq)
     if marker:
         anchor = session.scalars(
-            select(Event).where(Event.id == marker, Event.stack_id == stack_id)).first()
+            select(Event).where(Event.id == marker, Event.stack_id.in_(stack_ids))).first()
         if anchor is not None:
             values = [getattr(anchor, k.key) for k in keys]
             query = query.where(keyset_after(keys, values, not ascending))

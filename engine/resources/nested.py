@@ -46,6 +46,10 @@ class NestedStacks(Protocol):
     def delete(self, stack_id: str) -> None:
         """Start deleting the child (cancelling what it was doing)."""
 
+    def act(self, stack_id: str, action: str) -> None:
+        """Start ``SUSPEND``, ``RESUME`` or ``CHECK`` on the child; nothing when that
+        action is already running on it."""
+
     def state(self, stack_id: str) -> NestedState | None:
         """The child's state; None when it no longer exists."""
 
@@ -65,7 +69,10 @@ def nested_stacks(resource: Resource) -> NestedStacks:
 
 
 class ChildStackResource(Resource):
-    """What the two kinds share: start an operation on the child, wait for it to settle."""
+    """What the two kinds share: start an operation on the child, wait for it to settle.
+    Suspend, resume and check of the parent reach the child, as in Heat."""
+
+    check_supported: ClassVar[bool] = True  # the child's own check is the answer
 
     def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
         """(template, the file name errors should name, parameters, timeout in minutes)."""
@@ -112,6 +119,25 @@ class ChildStackResource(Resource):
             return True
         return self._settled("DELETE")
 
+    def handle_suspend(self) -> Token:
+        return self._act("SUSPEND")
+
+    def check_suspend_complete(self, token: Token) -> bool:
+        return self.physical_id is None or self._settled("SUSPEND")
+
+    def handle_resume(self) -> Token:
+        return self._act("RESUME")
+
+    def check_resume_complete(self, token: Token) -> bool:
+        return self.physical_id is None or self._settled("RESUME")
+
+    def handle_check(self) -> Token:
+        self._child_id()  # a child never made fails the check
+        return self._act("CHECK")
+
+    def check_check_complete(self, token: Token) -> bool:
+        return self._settled("CHECK")
+
     # --- reads --------------------------------------------------------------------------
 
     def outputs(self) -> dict[str, Any]:
@@ -123,6 +149,11 @@ class ChildStackResource(Resource):
         if self.physical_id is None:
             raise ChildStackFailed("the nested stack was never created")
         return self.physical_id
+
+    def _act(self, action: str) -> Token:
+        if self.physical_id is not None:
+            nested_stacks(self).act(self.physical_id, action)
+        return action
 
     def _settled(self, action: str) -> bool:
         state: NestedState | None = nested_stacks(self).state(self._child_id())

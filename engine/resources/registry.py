@@ -104,7 +104,16 @@ class ResourceTypeRegistry:
         return sorted(self._constraints)
 
     def find(self, type_name: str) -> type[Resource] | None:
+        """An installed type by name, as the catalogue lists them (no template files)."""
         return self._types.get(type_name)
+
+    def for_stored(self, type_name: str) -> type[Resource] | None:
+        """The class of a stored resource's type, template files included; None when
+        the type was uninstalled since."""
+        try:
+            return self.get(type_name)
+        except ResourceTypeNotFound:
+            return None
 
     def names(self) -> list[str]:
         return sorted(self._types)

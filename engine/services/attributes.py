@@ -7,6 +7,7 @@ The API also builds instances on it to hand them a signal (``handle_signal`` is 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -52,13 +53,18 @@ class ReadOnlyRuntime:
 def read_attributes(stack: Stack, row: ResourceRow, registry: ResourceTypeRegistry,
                     clock: Clock, extra: Iterable[str] = ()) -> dict[str, Any]:
     """Every schema attribute plus ``extra`` names; unknown or failing ones are null."""
-    cls = registry.find(row.type)
+    cls = registry.for_stored(row.type)
     names = list(cls.attributes_schema) if cls else []
     names += [name for name in extra if name not in names]
     if cls is None or row.properties is None:
         return dict.fromkeys(names)  # not created (or type gone): nothing to read yet
     instance = cls(row.name, row.properties, ReadOnlyRuntime(stack, row, clock),
                    physical_id=row.physical_id, data=dict(row.data or {}))
+    if cls.allow_unknown_attributes:
+        # A type without a fixed schema (a template resource: its template's outputs)
+        # shows what it has; if that fails (plugin code), the schema's names still show.
+        with contextlib.suppress(Exception):
+            names += [name for name in instance.all_attributes() if name not in names]
     values: dict[str, Any] = {}
     for name in names:
         try:

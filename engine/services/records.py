@@ -93,6 +93,8 @@ class EventRecord:
     properties: dict[str, Any]
     created_at: datetime.datetime
     lifecycle: dict[str, Any] | None = None  # a lifecycle plugin call, when it is one
+    # (name, id) of the nested stack the event is of, when listed from an ancestor.
+    stack: tuple[str, str] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -148,7 +148,7 @@ def deliver_signal(session: Any, stack: Stack, row: Resource, details: Mapping[s
                    clock: Callable[[], datetime.datetime]) -> None:
     """Let the resource's type accept ``details`` (400 ``signal is not supported for
     resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event."""
-    cls = registry.find(row.type)
+    cls = registry.for_stored(row.type)
     if cls is None:  # the type was uninstalled: it takes nothing
         raise ResourceActionNotSupported(action="signal")
     signals.lock_resource(session, row)  # signals to one resource, one at a time

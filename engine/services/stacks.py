@@ -33,6 +33,7 @@ from engine.errors import (
 )
 from engine.ir.build import build, build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack, ResourceNode, TypeSchema
+from engine.ir.provider import MAX_NESTED_DEPTH
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services import (
     listing,
@@ -467,9 +468,12 @@ class StackService:
                                    nested_stack=nested)
 
     def list_events(self, ctx: RequestContext, name: str, stack_id: str, query: EventQuery,
-                    resource_name: str | None = None) -> list[EventRecord]:
+                    resource_name: str | None = None, *, nested_depth: int = 0
+                    ) -> list[EventRecord]:
         """One page of the stack's events (of one resource's, with ``resource_name``),
-        newest first unless asked otherwise; soft-deleted stacks keep theirs."""
+        newest first unless asked otherwise; soft-deleted stacks keep theirs. With
+        ``nested_depth`` the events of the stacks nested in it, that many levels down
+        (at most the nesting limit), are in the same page, each naming its stack."""
         unknown = sorted(set(query.filters) - EVENT_FILTERS)
         if unknown:
             raise InvalidFilter(keys=unknown)
@@ -484,11 +488,15 @@ class StackService:
             ascending = query.ascending
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
-            rows = queries.list_events(session, stack.id, resource_name=resource_name,
+            nested = queries.descendants(session, stack.id,
+                                         min(max(nested_depth, 0), MAX_NESTED_DEPTH))
+            rows = queries.list_events(session, [stack.id, *nested],
+                                       resource_name=resource_name,
                                        filters=filters, limit=query.limit,
                                        marker=query.marker, ascending=ascending,
                                        sort_keys=query.sort_keys)
-            return [_event(row) for row in rows]
+            return [_event(row, (nested[row.stack_id], row.stack_id)
+                           if row.stack_id in nested else None) for row in rows]
 
     def lifecycle_calls(self, ctx: RequestContext, name: str, stack_id: str
                         ) -> list[dict[str, Any]]:
@@ -763,12 +771,12 @@ def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
     ]
 
 
-def _event(row: Event) -> EventRecord:
+def _event(row: Event, stack: tuple[str, str] | None = None) -> EventRecord:
     return EventRecord(id=row.id, resource_name=row.resource_name,
                        physical_resource_id=row.physical_resource_id,
                        resource_type=row.resource_type, action=row.action, status=row.status,
                        reason=row.reason, properties=dict(row.properties or {}),
-                       created_at=row.created_at, lifecycle=row.lifecycle)
+                       created_at=row.created_at, lifecycle=row.lifecycle, stack=stack)
 
 
 def _definition(stack: Stack) -> dict[str, Any]:

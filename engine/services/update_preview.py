@@ -238,7 +238,7 @@ class _PreviewScope:
 
     def _instance(self, name: str) -> Resource | None:
         stored = self._stored.get(name)
-        cls = self._types.find(stored.type) if stored is not None else None
+        cls = self._types.for_stored(stored.type) if stored is not None else None
         if stored is None or cls is None or stored.properties is None:
             return None
         return cls(name, stored.properties, self._runtime_for(name),

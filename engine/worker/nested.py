@@ -117,6 +117,17 @@ class WorkerNestedStacks:
                     running.payload or {}).get("then"):  # else a delete is already coming
                 operations.cancel_then_delete(session, stack, running, context, timeout, now)
 
+    def act(self, stack_id: str, action: str) -> None:
+        now = self._clock()
+        with self._db.transaction() as session:
+            running = queries.unfinished_operation(session, stack_id)
+            if running is not None and running.action == action:
+                return  # a step taken over asking again
+            stack = queries.load_stack(session, stack_id)
+            operations.begin(session, stack, new_operation(
+                _context(stack), stack_id, action, now,
+                (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS), now)
+
     def state(self, stack_id: str) -> NestedState | None:
         with self._db.read() as session:
             stack = session.get(Stack, stack_id)

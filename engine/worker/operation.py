@@ -276,7 +276,7 @@ class OperationDriver:
     def _check_caveat(self, session: Any, stack: Stack) -> str:
         """Heat's suffix when some resource types have no real check."""
         for row in queries.list_resources(session, stack.id):
-            cls = self._registry.find(row.type)
+            cls = self._registry.for_stored(row.type)
             if cls is None or not cls.check_supported:
                 return ". 'CHECK' not fully supported (see resources)"
         return ""

@@ -132,7 +132,7 @@ class StepRuntime:
             row = signals.find_signalled_resource(session, self.stack_id, reference_id)
             if row is None:
                 return None
-            cls = self._registry.find(row.type)
+            cls = self._registry.for_stored(row.type)
             if cls is None:
                 return None  # a type uninstalled since: nothing Kiln can ask about it
             return SignalledResource(row.name, cls,

@@ -19,10 +19,11 @@ def _query(req: falcon.Request) -> EventQuery:
                       sort_dir=sort_dir(req))
 
 
-def _root_stack(req: falcon.Request) -> bool:
-    """With ``nested_depth`` > 0 Heat adds a ``root_stack`` link to every event; clients
-    take it as the sign that the server lists nested events itself (Kiln has none)."""
-    return bool(integer(req, "nested_depth"))
+def _nested_depth(req: falcon.Request) -> int:
+    """With ``nested_depth`` > 0 the nested stacks' events are listed too, and every
+    event has a ``root_stack`` link: clients take it as the sign that the server lists
+    nested events itself."""
+    return integer(req, "nested_depth") or 0
 
 
 class EventCollection:
@@ -31,11 +32,12 @@ class EventCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        root = _root_stack(req)
-        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req))
+        depth = _nested_depth(req)
+        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
+                                           nested_depth=depth)
         base = base_url(req, tenant_id)
         resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False,
-                                             root_stack=root)
+                                             root_stack=depth > 0)
                                  for e in records]}
 
 
@@ -45,14 +47,14 @@ class ResourceEventCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
-        root = _root_stack(req)
+        depth = _nested_depth(req)
         records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
                                            resource_name=resource_name)
         if not records:
             raise NoEventsFound(resource_name=resource_name)
         base = base_url(req, tenant_id)
         resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False,
-                                             root_stack=root)
+                                             root_stack=depth > 0)
                                  for e in records]}
 
 

@@ -94,6 +94,8 @@ def test_nested_stacks_are_created_updated_and_deleted_with_their_parent(heat: A
     web_child = heat.resources.get(stack_id, "web").physical_resource_id
     assert web_child in {k.id for k in kids}
     assert {r.resource_name for r in heat.resources.list(web_child)} == {"word", "tag"}
+    # A template resource's attributes are its template's outputs.
+    assert heat.resources.get(stack_id, "web").attributes["tag"] == shown["web"]
 
     heat.stacks.update(stack_id, existing=True, parameters={"size": 6})
     wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
@@ -106,6 +108,28 @@ def test_nested_stacks_are_created_updated_and_deleted_with_their_parent(heat: A
     while time.monotonic() < deadline and children(heat, stack_id):
         time.sleep(0.2)
     assert children(heat, stack_id) == []
+
+
+def test_suspend_resume_and_check_reach_the_children(heat: Any) -> None:
+    parent = ("heat_template_version: rocky\nresources:\n  web:\n    type: web.yaml\n"
+              "    properties: {label: x}\n")
+    stack_id = heat.stacks.create(stack_name=unique("acts"), template=parent,
+                                  files={"web.yaml": WEB})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+    child = heat.resources.get(stack_id, "web").physical_resource_id
+
+    for act, status in ((heat.actions.suspend, "SUSPEND_COMPLETE"),
+                        (heat.actions.resume, "RESUME_COMPLETE"),
+                        (heat.actions.check, "CHECK_COMPLETE")):
+        act(stack_id)
+        shown = wait_for_status(heat, stack_id, status, timeout=60)
+        assert heat.stacks.get(child).stack_status == status
+        assert heat.resources.get(stack_id, "web").resource_status == status
+        assert {r.resource_status for r in heat.resources.list(child)} == {status}
+    # The nested resource really checks (its child did), so the parent's check is full;
+    # the child's own types do not, and it says so.
+    assert "not fully supported" not in shown.stack_status_reason
+    assert "not fully supported" in heat.stacks.get(child).stack_status_reason
 
 
 def test_an_error_in_a_nested_template_names_its_file_and_line(heat: Any) -> None:
@@ -231,3 +255,32 @@ def test_resources_of_nested_stacks_with_nested_depth(heat: Any) -> None:
     group = heat.resources.get(stack_id, "group")
     assert any(link["rel"] == "nested" and link["href"].endswith(group_child)
                for link in group.links)
+
+
+def test_events_of_nested_stacks_with_nested_depth(heat: Any) -> None:
+    parent = ("heat_template_version: rocky\nresources:\n  outer:\n    type: outer.yaml\n")
+    outer = ("heat_template_version: rocky\nresources:\n  inner:\n    type: web.yaml\n"
+             "    properties: {label: deep}\n")
+    stack_id = heat.stacks.create(stack_name=unique("events"), template=parent,
+                                  files={"outer.yaml": outer, "web.yaml": WEB})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+    outer_id = heat.resources.get(stack_id, "outer").physical_resource_id
+    inner_id = heat.resources.get(outer_id, "inner").physical_resource_id
+
+    def stacks_of(events: list[Any]) -> set[str]:
+        return {next(link["href"] for link in e.links if link["rel"] == "stack"
+                     ).rsplit("/", 1)[1] for e in events}
+
+    assert stacks_of(heat.events.list(stack_id)) == {stack_id}
+    one = heat.events.list(stack_id, nested_depth=1)
+    assert stacks_of(one) == {stack_id, outer_id}
+    two = heat.events.list(stack_id, nested_depth=2, sort_dir="asc")
+    assert stacks_of(two) == {stack_id, outer_id, inner_id}
+    assert {"word", "tag"} <= {e.resource_name for e in two}
+    for event in two:
+        root = [link["href"] for link in event.links if link["rel"] == "root_stack"]
+        assert len(root) == 1 and root[0].endswith(stack_id)
+    # One page across the stacks, in the order the events were written.
+    first = heat.events.list(stack_id, nested_depth=2, sort_dir="asc", limit=3)
+    rest = heat.events.list(stack_id, nested_depth=2, sort_dir="asc", marker=first[-1].id)
+    assert [e.id for e in first + rest] == [e.id for e in two]
