@@ -27,6 +27,7 @@ from engine.services.lifecycle import LifecycleService
 from engine.services.stack_actions import StackActions
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
+from engine.services.workers import WorkerService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
 
 WsgiApp = Callable[..., Any]
@@ -78,7 +79,12 @@ class Kiln:
         actions = StackActions(self.db, utcnow,
                                self.conf.engine.stack_action_timeout_seconds)
         return create_app(self.stacks, self.tenants, self.lifecycle_service, actions,
-                          ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
+                          ApiSettings(max_body_bytes=self.conf.api.max_body_bytes),
+                          self.workers)
+
+    @functools.cached_property
+    def workers(self) -> WorkerService:
+        return WorkerService(self.db, utcnow, self.conf.engine.lease_seconds)
 
     def worker(self) -> WorkerLoop:
         engine = self.conf.engine

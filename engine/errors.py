@@ -238,6 +238,10 @@ class GlobalTenantForbidden(Forbidden):
     msg_fmt = "Listing the stacks of every tenant (global_tenant) needs an admin token."
 
 
+class ServicesForbidden(Forbidden):
+    msg_fmt = "Listing the engine services needs an admin token."
+
+
 class NoEventsFound(NotFound):
     msg_fmt = "No events found for resource {resource_name}"
 

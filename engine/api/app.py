@@ -14,6 +14,7 @@ from engine.api.endpoints import (
     lookup_arn,
     resource_types,
     resources,
+    services,
     stacks,
     template_versions,
     validate,
@@ -23,6 +24,7 @@ from engine.services.lifecycle import LifecycleService
 from engine.services.stack_actions import StackActions
 from engine.services.stacks import StackService
 from engine.services.tenants import TenantService
+from engine.services.workers import WorkerService
 
 T = "/v1/{tenant_id}"
 STACK = T + "/stacks/{stack_name}/{stack_id}"
@@ -38,7 +40,8 @@ class ApiSettings:
 
 def create_app(stack_service: StackService, tenant_service: TenantService,
                lifecycle_service: LifecycleService, actions_service: StackActions,
-               settings: ApiSettings) -> falcon.App[falcon.Request, falcon.Response]:
+               settings: ApiSettings, workers: WorkerService
+               ) -> falcon.App[falcon.Request, falcon.Response]:
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
         middleware.RequestId(),
@@ -52,6 +55,7 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
     app.add_route("/", versions.Versions())
     app.add_route("/versions", versions.Versions())
     app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
+    app.add_route(T + "/services", services.ServiceCollection(workers))
 
     app.add_route(T + "/stacks", stacks.StackCollection(stack_service))
     app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(stack_service))

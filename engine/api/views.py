@@ -10,6 +10,7 @@ from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRec
 from engine.services.stacks import StackPreview, TemplateValidation
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
 from engine.services.update_preview import UpdatePreview
+from engine.services.workers import WorkerRecord
 from engine.template.parameters import ParameterSchema
 
 
@@ -269,3 +270,22 @@ def _validate_parameter(schema: ParameterSchema, values: dict[str, Any]) -> dict
 def _bounds(noun: str, low: float | None, high: float | None) -> dict[str, Any]:
     return {f"{edge}{noun}": value for edge, value in (("Min", low), ("Max", high))
             if value is not None}
+
+
+def service(worker: WorkerRecord) -> dict[str, Any]:
+    """Heat's service document for a worker (``openstack orchestration service list``),
+    plus Kiln's ``pid`` and ``steps_held``. ``status`` is ``up`` while the worker
+    heartbeats within its lease and has not stopped. Times are as Heat writes them here:
+    ISO 8601 in UTC with microseconds and no zone."""
+
+    def iso(value: datetime.datetime | None) -> str | None:
+        return None if value is None else (
+            value.astimezone(datetime.UTC).replace(tzinfo=None).isoformat())
+
+    return {
+        "id": worker.id, "engine_id": worker.id, "host": worker.host,
+        "hostname": worker.host, "binary": "kiln-engine", "topic": "engine",
+        "created_at": iso(worker.started_at), "updated_at": iso(worker.heartbeat_at),
+        "deleted_at": iso(worker.stopped_at), "status": "up" if worker.alive else "down",
+        "pid": worker.pid, "steps_held": worker.steps_held,
+    }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Collection
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from engine.db.models import Operation, Step, Worker
@@ -123,3 +123,14 @@ def heartbeat_worker(session: Session, worker_id: str, now: Now,
     if stopped:
         values["stopped_at"] = now
     session.execute(update(Worker).where(Worker.id == worker_id).values(**values))
+
+
+def list_workers(session: Session, now: Now) -> list[tuple[Worker, int]]:
+    """Every registered worker, oldest first, with how many steps it holds a live lease
+    on now (one grouped count, not one per worker)."""
+    held = dict(session.execute(
+        select(Step.lease_owner, func.count())
+        .where(Step.state == STEP_RUNNING, Step.lease_expires_at >= now)
+        .group_by(Step.lease_owner)).tuples().all())
+    workers = session.scalars(select(Worker).order_by(Worker.started_at, Worker.id))
+    return [(worker, held.get(worker.id, 0)) for worker in workers]

@@ -3,6 +3,7 @@ the real python-heatclient. Loopback only."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -18,9 +19,9 @@ from tests.functional import servers
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
-@pytest.fixture(scope="session")
-def postgresql_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test process, dropped at the end."""
+@contextlib.contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new PostgreSQL database of its own, dropped afterwards: its URL."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     name = f"kiln_test_{worker}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
@@ -30,6 +31,13 @@ def postgresql_url() -> Iterator[str]:
     finally:
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgresql_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test process, dropped at the end."""
+    with fresh_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -5,19 +5,14 @@ operator would install one."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.functional import servers
-
-DISTS = pathlib.Path(__file__).parents[2] / "lifecycle_dists"
+from tests.functional.dists import pip_install, with_path
 
 POLICY = """\
 rules:
@@ -44,27 +39,6 @@ types:
   OS::Heat::RandomString:
     cost: {slots: 1}
 """
-
-
-def pip_install(distribution: str, target: pathlib.Path) -> pathlib.Path:
-    """A real ``pip install`` of a test distribution into a directory of its own, so only
-    the Kiln processes that put it on their path see its entry points. It is built from
-    a copy: setuptools writes build/ and egg-info next to the sources, and parallel test
-    workers must neither race there nor leave files in the checkout."""
-    source = target.parent / f"{target.name}-src"
-    shutil.copytree(DISTS / distribution, source)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--target", str(target), str(source)],
-                   check=True, capture_output=True, timeout=300)
-    return target
-
-
-def with_path(env: dict[str, str], site: pathlib.Path, cache: pathlib.Path) -> dict[str, str]:
-    env = dict(env)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    # stevedore caches entry points per sys.path; a fresh cache keeps discovery honest.
-    env["XDG_CACHE_HOME"] = str(cache)
-    return env
 
 
 @pytest.fixture(scope="session")

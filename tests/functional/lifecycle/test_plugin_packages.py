@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 
 from tests.functional import servers
-from tests.functional.lifecycle.conftest import pip_install, with_path
+from tests.functional.dists import pip_install, with_path
 
 
 def test_a_broken_plugin_package_stops_every_process_and_names_the_plugin(
