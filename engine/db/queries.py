@@ -375,12 +375,6 @@ def record_replaced_physical_id(session: Session, resource_id: int, physical_id:
         row.replaced = {**row.replaced, "physical_id": physical_id, "data": data}
 
 
-def record_physical_id(session: Session, resource_id: int, physical_id: str,
-                       data: dict[str, Any], now: Now) -> None:
-    session.execute(update(Resource).where(Resource.id == resource_id)
-                    .values(physical_id=physical_id, data=data, updated_at=now))
-
-
 # --- events ---------------------------------------------------------------------------------
 
 

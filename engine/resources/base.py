@@ -23,9 +23,10 @@ token, :attr:`physical_id` and :attr:`data`, never from instance attributes set 
 Recording what exists
 ---------------------
 Call :meth:`set_physical_id` as soon as the backend has named the new thing and *before*
-waiting on it: Kiln writes it, together with :attr:`data` as it is at that moment, to the
-database at once. :attr:`data` is a small private JSON map, also saved after every call (a
-RandomString keeps its value there).
+waiting on it. Kiln writes it, with :attr:`data`, together with the step's token when the
+handler returns (in one transaction for the round of steps the worker started together),
+so it is stored before any waiting begins. :attr:`data` is a small private JSON map,
+also saved after every call (a RandomString keeps its value there).
 
 If a worker dies after ``handle_<action>`` started but before its token was saved, another
 worker calls ``handle_<action>`` again on a fresh instance. For a create, that instance
@@ -150,7 +151,8 @@ class Runtime(Protocol):
         """Seconds since the epoch (injected so tests control time)."""
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
-        """Persist the physical id and private data immediately, in their own transaction."""
+        """Make the physical id and private data part of what is stored for the resource
+        (the worker stores them with the step's token, before any waiting)."""
 
     def issue_signal_token(self) -> IssuedSignalToken:
         """A new token for this resource's signal URL, stored (hashed) in its own

@@ -181,19 +181,22 @@ class WorkerLoop:
         with self._db.transaction() as session:
             claimed = [step.id for step in leases.claim_steps(
                 session, self.id, now, self._settings.lease_seconds, free)]
-        for step_id in claimed:
-            held = self._guarded(self._steps.start, step_id)
-            if held is not None:
-                self._held[step_id] = held
+        for held in self._guarded(self._steps.start_many, claimed) or ():
+            self._held[held.step_id] = held
         return bool(claimed)
 
     def _poll_due(self) -> bool:
         now = self._clock().timestamp()
         due = [held for held in self._held.values() if held.next_poll_at <= now]
+        if not due:
+            return False
+        # None: a bug, logged; the steps are dropped and left to their leases.
+        waiting = self._guarded(self._steps.poll_many, due) or []
+        still = {held.step_id for held in waiting}
         for held in due:
-            if self._guarded(self._steps.poll, held) is not False:
+            if held.step_id not in still:
                 self._held.pop(held.step_id, None)
-        return bool(due)
+        return True
 
     def _guarded(self, call: Callable[[Any], T], item: Any) -> T | None:
         """Run one item's work; a bug there is logged and the item left to its lease.

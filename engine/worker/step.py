@@ -7,13 +7,14 @@ its lease discards its result instead of overwriting another worker's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
 import logging
 import secrets as secret_tokens
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from engine.db import queries, signals, steps
@@ -21,7 +22,7 @@ from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
 from engine.db.states import STEP_RUNNING
-from engine.errors import KilnError
+from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
 from engine.ir.provider import MAX_NESTED_DEPTH
@@ -101,13 +102,15 @@ class StepRuntime:
                                   self._resource_name, MAX_NESTED_DEPTH)
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
-        with self._db.transaction() as session:
-            if self._replaced:  # the resource an update replaced, being deleted
-                queries.record_replaced_physical_id(session, self._row_id, physical_id,
-                                                    dict(data))
-                return
-            queries.record_physical_id(session, self._row_id, physical_id, dict(data),
-                                       self._clock())
+        if not self._replaced:
+            # The step runner writes the instance's physical id and data with the step's
+            # next write (its token, or its close), lease-guarded, in the transaction that
+            # ends the round of handler calls: before anything waits, and without a
+            # transaction per resource.
+            return
+        with self._db.transaction() as session:  # the resource an update replaced
+            queries.record_replaced_physical_id(session, self._row_id, physical_id,
+                                                dict(data))
 
     def issue_signal_token(self) -> IssuedSignalToken:
         if self._replaced:
@@ -160,6 +163,12 @@ class HeldStep:
     # CLEANUP / RESTORE: the step deletes a physical resource a replacement left (see
     # StepRunner._prepare_replaced); "" for a step on the resource itself.
     kind: str = ""
+    # Started, and the token (with ``started``) not yet saved.
+    unsaved: bool = False
+    # Its action finished: the step is to be closed.
+    finished: bool = False
+    # Why the step fails before it starts (found while preparing it).
+    failure: Exception | None = None
 
 
 class StepRunner:
@@ -177,160 +186,263 @@ class StepRunner:
         self._actions: dict[str, str] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
+    #
+    # Steps go through in batches: one transaction prepares every claimed step, the
+    # handlers run outside any transaction, and one transaction closes every step that
+    # finished and saves the progress of the others. Each step's writes sit in a savepoint
+    # of their own, so a step whose lease was lost (or that meets a bug) is left out
+    # without undoing the rest of the batch.
 
-    def start(self, step_id: int) -> HeldStep | None:
-        """Prepare a claimed step and start its action; None when it is already closed."""
-        try:
-            held = self._prepare(step_id)
-            if held is None:
-                return None
+    def start_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
+        """Prepare claimed steps, start their actions and look once at each; the steps
+        still waiting (the others are closed, failed or lost)."""
+        started: list[HeldStep] = []
+        for held in self._prepare_many(step_ids):
             if held.needs_start:
                 start, _ = action_methods(held.instance, held.action, held.adopt,
                                           held.prop_diff)
                 try:
                     held.token = start()
                 except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
-                    self._fail(held, exc)
-                    return None
-                held.needs_start = False
-                with self._db.transaction() as session:
-                    self._save(session, held)
-            return None if self.poll(held) else held
-        except LeaseLost:
-            return None
+                    self._fail_quietly(held, exc)
+                    continue
+                held.needs_start, held.unsaved = False, True
+            started.append(held)
+        return self.poll_many(started)
 
-    def poll(self, held: HeldStep) -> bool:
-        """Ask whether the action finished; True when the step is closed (or lost)."""
-        try:
+    def poll_many(self, helds: Sequence[HeldStep]) -> list[HeldStep]:
+        """Ask each step whether its action finished; close those that did and save the
+        progress of the others. The steps still waiting."""
+        done: list[HeldStep] = []
+        waiting: list[HeldStep] = []
+        failed: list[tuple[HeldStep, Exception]] = []
+        for held in helds:
             _, check = action_methods(held.instance, held.action, held.adopt)
             try:
-                done = check(held.token)
+                finished = check(held.token)
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
-                self._fail(held, exc)
-                return True
-            if done:
-                self._complete(held)
-                return True
+                failed.append((held, exc))
+                continue
+            if finished:
+                held.finished = True
+                done.append(held)
+                continue
             now = self._clock().timestamp()
-            held.interval = min(held.interval * 2, self._max_poll)
+            held.interval = FIRST_POLL_SECONDS if held.unsaved else min(
+                held.interval * 2, self._max_poll)
             held.next_poll_at = now + held.interval
-            if dict(held.instance.data) != held.saved_data:
-                with self._db.transaction() as session:
+            waiting.append(held)
+        to_save = [h for h in waiting if h.unsaved or dict(h.instance.data) != h.saved_data]
+        lost: set[int] = set()
+        if done or to_save:
+            lost = self._in_one_or_each(done + to_save, functools.partial(
+                self._close_round, now=self._clock()))
+        for held, error in failed:
+            self._fail_quietly(held, error)
+        return [h for h in waiting if h.step_id not in lost]
+
+    def start(self, step_id: int) -> HeldStep | None:
+        """One step through :meth:`start_many`: None when it is already closed."""
+        still = self.start_many([step_id])
+        return still[0] if still else None
+
+    def poll(self, held: HeldStep) -> bool:
+        """One step through :meth:`poll_many`: True when it is closed (or lost)."""
+        return not self.poll_many([held])
+
+    def _close_round(self, session: Any, helds: Sequence[HeldStep], *,
+                     now: datetime.datetime) -> set[int]:
+        """Close the finished steps among ``helds`` and save the others' progress; the
+        ids whose lease was lost (nothing was written for them)."""
+        finished = [h for h in helds if h.finished]
+        lost = self._complete_plain(session, [h for h in finished if not h.kind], now)
+        for held in helds:
+            try:
+                if not held.finished:
                     self._save(session, held)
-            return False
-        except LeaseLost:
-            return True
+                elif held.kind:
+                    self._complete_in(session, held, now)
+            except LeaseLost:  # raised before anything of this step was written
+                lost.add(held.step_id)
+        return lost
+
+    def _in_one_or_each(self, helds: Sequence[HeldStep],
+                        write: Callable[[Any, Sequence[HeldStep]], set[int]]) -> set[int]:
+        """``write`` the steps in one transaction; if that fails on a bug, write each in
+        a transaction of its own, so one bad step leaves only itself to its lease. The
+        ids left out (lease lost, or the bug)."""
+        try:
+            with self._db.transaction() as session:
+                return write(session, helds)
+        except DatabaseUnavailable:
+            raise  # the steps wait for their leases
+        except Exception:  # noqa: BLE001 -- a bug: find the step it is in
+            LOG.exception("a round of %d steps failed to be written; one by one", len(helds))
+        lost: set[int] = set()
+        for held in helds:
+            try:
+                with self._db.transaction() as session:
+                    lost |= write(session, [held])
+            except DatabaseUnavailable:
+                raise
+            except Exception:  # noqa: BLE001 -- a bug in one step leaves it to its lease
+                LOG.exception("step %s: writing it failed; left to its lease", held.step_id)
+                lost.add(held.step_id)
+        return lost
+
+    def _fail_quietly(self, held: HeldStep, exc: Exception) -> None:
+        with contextlib.suppress(LeaseLost):
+            self._fail(held, exc)
+
+    def _prepare_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
+        now = self._clock()
+        try:
+            with self._db.transaction() as session:
+                prepared = self._prepare_round(session, step_ids, now)
+        except DatabaseUnavailable:
+            raise  # the steps wait for their leases
+        except Exception:  # noqa: BLE001 -- a bug: find the step it is in
+            LOG.exception("preparing %d steps failed; one by one", len(step_ids))
+            prepared = []
+            for step_id in step_ids:
+                try:
+                    with self._db.transaction() as session:
+                        prepared += self._prepare_round(session, [step_id], now)
+                except DatabaseUnavailable:
+                    raise
+                except Exception:  # noqa: BLE001 -- a bug in one step: left to its lease
+                    LOG.exception("step %s: preparing it failed; left to its lease", step_id)
+        for held in prepared:
+            if held.failure is not None:
+                self._fail_quietly(held, held.failure)
+        return [held for held in prepared if held.failure is None]
+
+    def _prepare_round(self, session: Any, step_ids: Sequence[int], now: datetime.datetime
+                       ) -> list[HeldStep]:
+        """Prepare steps in one transaction, their rows read together."""
+        claimed = steps.load_steps(session, step_ids)
+        names: dict[str, list[str]] = {}
+        for step in claimed:
+            names.setdefault(step.stack_id, []).append(step.resource_name)
+        stacks = {stack_id: queries.load_stack(session, stack_id) for stack_id in names}
+        rows = {(row.stack_id, row.name): row for stack_id, wanted in names.items()
+                for row in queries.list_resources_named(session, stack_id, wanted)}
+        prepared: list[HeldStep] = []
+        for step in sorted(claimed, key=lambda s: s.id):
+            try:
+                held = self._prepare_in(session, step, now, stacks[step.stack_id],
+                                        rows[(step.stack_id, step.resource_name)])
+            except LeaseLost:  # raised before anything of this step was written
+                continue
+            if held is not None:
+                prepared.append(held)
+        return prepared
 
     # --- the three writes -----------------------------------------------------------------
 
-    def _prepare(self, step_id: int) -> HeldStep | None:
-        now = self._clock()
-        with self._db.transaction() as session:
-            step = session.get(Step, step_id)
-            if step is None or step.lease_owner != self._owner or step.state != STEP_RUNNING:
-                return None
-            stack = queries.load_stack(session, step.stack_id)
-            row = queries.get_resource(session, stack, step.resource_name)
-            if step.action == CLEANUP:
-                return self._prepare_replaced(session, step, stack, row, now)
-            never_created = row.properties is None and row.physical_id is None
-            retained = step.action == DELETE and row.deletion_policy == "Retain"
-            if (step.action in (DELETE, SUSPEND, RESUME) and never_created) or retained:
-                # Nothing in the backend to act on, or the template says to leave it
-                # there (deletion_policy: Retain). A delete still ends the resource.
-                if step.action == DELETE:
-                    self._set_state(session, stack, row, DELETE, COMPLETE,
-                                    "Retained" if retained else "state changed", now)
+    def _prepare_in(self, session: Any, step: Step, now: datetime.datetime, stack: Stack,
+                    row: ResourceRow) -> HeldStep | None:
+        if step.lease_owner != self._owner or step.state != STEP_RUNNING:
+            return None
+        if step.action == CLEANUP:
+            return self._prepare_replaced(session, step, stack, row, now)
+        never_created = row.properties is None and row.physical_id is None
+        retained = step.action == DELETE and row.deletion_policy == "Retain"
+        if (step.action in (DELETE, SUSPEND, RESUME) and never_created) or retained:
+            # Nothing in the backend to act on, or the template says to leave it
+            # there (deletion_policy: Retain). A delete still ends the resource.
+            self._close_quietly(session, step, now)  # first: LeaseLost before any write
+            if step.action == DELETE:
+                self._set_state(session, stack, row, DELETE, COMPLETE,
+                                "Retained" if retained else "state changed", now)
+            return None
+        if step.action == CHECK and never_created:
+            self._set_state(session, stack, row, CHECK, IN_PROGRESS, "state changed", now)
+            self._record_failure(session, step, stack, row, ResourceMissing(
+                "the resource was never created"), (), now)
+            return None
+        try:
+            # A delete needs no IR: one uninstalled type must not fail every other
+            # resource's delete along with its own.
+            ir = (self._ir(stack, step.operation_id) if step.action in NEEDS_PROPERTIES
+                  else None)
+            node = ir.resources[row.name] if ir is not None else None
+            cls = self._registry.get(node.type_name if node is not None else row.type)
+        except KilnError as exc:
+            # A type uninstalled since the stack was made: fail this step, keep working.
+            if not step.started:
+                self._set_state(session, stack, row, step.action, IN_PROGRESS,
+                                "state changed", now)
+            self._record_failure(session, step, stack, row, exc, (), now)
+            return None
+        secrets = self._per_operation(self._secrets, step.operation_id,
+                                      lambda: stack_secrets(stack))
+        rows = {row.name: row}
+        properties: Mapping[str, Any] = row.properties or {}
+        failure: Exception | None = None
+        if ir is not None and node is not None:
+            # Only what this resource references, so a step costs O(its references),
+            # not O(size of the stack).
+            for other in queries.list_resources_named(session, stack.id,
+                                                      sorted(node.requires)):
+                rows[other.name] = other
+            scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
+                                self._registry, self._runtime_factory(stack, rows))
+            try:
+                properties = properties_for_runtime(node, cls, scope)
+            except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
+                failure = exc
+        action, prop_diff = step.action, None
+        external = node.external_id if node is not None else None
+        if external is not None and step.action in (CREATE, UPDATE) and failure is None:
+            if step.action == UPDATE and row.physical_id not in (None, external):
+                failure = NotSupported(
+                    f"Update to property external_id of {row.name} ({row.type}) is "
+                    "not supported.")
+            elif step.action == UPDATE and row.physical_id == external:
+                # An external resource is Heat's to look at, never to change.
                 self._close_quietly(session, step, now)
                 return None
-            if step.action == CHECK and never_created:
-                self._set_state(session, stack, row, CHECK, IN_PROGRESS, "state changed", now)
-                self._record_failure(session, step, stack, row, ResourceMissing(
-                    "the resource was never created"), (), now)
+        if step.action == UPDATE and failure is None and external is None:
+            runtime = self._runtime_factory(stack, rows)(row.name)
+            decided = self._decide(session, step, row, cls(row.name, properties, runtime),
+                                   node.type_name if node is not None else row.type)
+            if decided == NONE:
+                self._close_quietly(session, step, now)
                 return None
-            try:
-                # A delete needs no IR: one uninstalled type must not fail every other
-                # resource's delete along with its own.
-                ir = (self._ir(stack, step.operation_id) if step.action in NEEDS_PROPERTIES
-                      else None)
-                node = ir.resources[row.name] if ir is not None else None
-                cls = self._registry.get(node.type_name if node is not None else row.type)
-            except KilnError as exc:
-                # A type uninstalled since the stack was made: fail this step, keep working.
-                if not step.started:
-                    self._set_state(session, stack, row, step.action, IN_PROGRESS,
-                                    "state changed", now)
-                self._record_failure(session, step, stack, row, exc, (), now)
-                return None
-            secrets = self._per_operation(self._secrets, step.operation_id,
-                                          lambda: stack_secrets(stack))
-            rows = {row.name: row}
-            properties: Mapping[str, Any] = row.properties or {}
-            failure: Exception | None = None
-            if ir is not None and node is not None:
-                # Only what this resource references, so a step costs O(its references),
-                # not O(size of the stack).
-                for other in queries.list_resources_named(session, stack.id,
-                                                          sorted(node.requires)):
-                    rows[other.name] = other
-                scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
-                                    self._registry, self._runtime_factory(stack, rows))
-                try:
-                    properties = properties_for_runtime(node, cls, scope)
-                except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
-                    failure = exc
-            action, prop_diff = step.action, None
-            external = node.external_id if node is not None else None
-            if external is not None and step.action in (CREATE, UPDATE) and failure is None:
-                if step.action == UPDATE and row.physical_id not in (None, external):
-                    failure = NotSupported(
-                        f"Update to property external_id of {row.name} ({row.type}) is "
-                        "not supported.")
-                elif step.action == UPDATE and row.physical_id == external:
-                    # An external resource is Heat's to look at, never to change.
-                    self._close_quietly(session, step, now)
-                    return None
-            if step.action == UPDATE and failure is None and external is None:
-                runtime = self._runtime_factory(stack, rows)(row.name)
-                decided = self._decide(session, step, row, cls(row.name, properties, runtime),
-                                       node.type_name if node is not None else row.type)
-                if decided == NONE:
-                    self._close_quietly(session, step, now)
-                    return None
-                if decided == RESTORE:
-                    return self._prepare_replaced(session, step, stack, row, now)
-                action = CREATE if decided in (CREATE, REPLACE) else UPDATE
-                prop_diff = diff_of(row.properties or {}, properties)
-            if external is not None and action in (CREATE, UPDATE) and failure is None:
-                action = ADOPT  # take over the named thing instead of creating one
-            if node is not None and failure is None:
-                row.type, row.properties = node.type_name, properties
-                # An external resource stays when the stack goes (Heat's rule).
-                row.deletion_policy = "Retain" if external else node.deletion_policy
-            if not step.started:
-                self._set_state(session, stack, row, action, IN_PROGRESS,
-                                "state changed", now)
-            instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
-                           physical_id=row.physical_id, data=dict(row.data or {}),
-                           update_policy=node.update_policy if node is not None else None)
-            adopt = (self._adopt_data(session, step.operation_id).get(row.name)
-                     if step.action == ADOPT else None)
-            if action == ADOPT and external is not None:
-                adopt = {"resource_id": external, "resource_data": {}}
-            if step.action == ADOPT and adopt is None and failure is None:
-                failure = ResourceMissing("the adopt data has no entry for this resource")
-            held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
-                            action, instance, secrets, token=step.token,
-                            needs_start=not step.started, saved_data=dict(row.data or {}),
-                            adopt=adopt, prop_diff=prop_diff)
+            if decided == RESTORE:
+                return self._prepare_replaced(session, step, stack, row, now)
+            action = CREATE if decided in (CREATE, REPLACE) else UPDATE
+            prop_diff = diff_of(row.properties or {}, properties)
+        if external is not None and action in (CREATE, UPDATE) and failure is None:
+            action = ADOPT  # take over the named thing instead of creating one
+        if node is not None and failure is None:
+            row.type, row.properties = node.type_name, properties
+            # An external resource stays when the stack goes (Heat's rule).
+            row.deletion_policy = "Retain" if external else node.deletion_policy
+        if not step.started:
+            self._set_state(session, stack, row, action, IN_PROGRESS,
+                            "state changed", now)
+        instance = cls(row.name, properties, self._runtime_factory(stack, rows)(row.name),
+                       physical_id=row.physical_id, data=dict(row.data or {}),
+                       update_policy=node.update_policy if node is not None else None)
+        adopt = (self._adopt_data(session, step.operation_id).get(row.name)
+                 if step.action == ADOPT else None)
+        if action == ADOPT and external is not None:
+            adopt = {"resource_id": external, "resource_data": {}}
+        if step.action == ADOPT and adopt is None and failure is None:
+            failure = ResourceMissing("the adopt data has no entry for this resource")
+        held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
+                        action, instance, secrets, token=step.token,
+                        needs_start=not step.started, saved_data=dict(row.data or {}),
+                        adopt=adopt, prop_diff=prop_diff)
         if failure is None and action in (CREATE, ADOPT, UPDATE) and held.needs_start:
             try:
                 instance.validate()
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
                 failure = exc
-        if failure is not None:
-            self._fail(held, failure)
-            return None
+        # Recorded by the caller once this transaction has ended (_fail writes its own).
+        held.failure = failure
         return held
 
     def _decide(self, session: Any, step: Step, row: ResourceRow, probe: Resource,
@@ -440,36 +552,61 @@ class StepRunner:
             row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
         else:
             row.data = dict(held.instance.data)
-        held.saved_data = dict(held.instance.data)
-
-    def _complete(self, held: HeldStep) -> None:
-        now = self._clock()
-        with self._db.transaction() as session:
-            step = session.get(Step, held.step_id)
-            if step is None or not steps.complete_step(session, step, self._owner, now):
-                raise LeaseLost()
-            row = self._row(session, held)
-            stack = queries.load_stack(session, held.stack_id)
-            if held.kind == CLEANUP:
-                # The replaced resource is gone; the row is the replacement's, untouched.
-                queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                                  physical_resource_id=held.instance.physical_id or "",
-                                  resource_type=held.resource_type, action=DELETE,
-                                  status=COMPLETE, reason="replaced resource deleted", now=now)
-                row.replaced = None
-                return
-            if held.kind == RESTORE:
-                self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
-                replaced = row.replaced or {}
-                row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
-                row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
-                row.generation, row.replaced = replaced.get("generation", 0), None
-                self._set_state(session, stack, row, UPDATE, COMPLETE,
-                                "restored the resource the update replaced", now)
-                return
-            row.data = dict(held.instance.data)
             row.physical_id = held.instance.physical_id
-            self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
+        held.saved_data = dict(held.instance.data)
+        held.unsaved = False
+
+    def _complete_plain(self, session: Any, done: Sequence[HeldStep],
+                        now: datetime.datetime) -> set[int]:
+        """Close finished steps on resources themselves (no replacement to clean up) a
+        few statements per operation, whatever their number; the ids whose lease was
+        lost."""
+        lost: set[int] = set()
+        by_operation: dict[str, list[HeldStep]] = {}
+        for held in done:
+            by_operation.setdefault(held.operation_id, []).append(held)
+        for operation_id, group in by_operation.items():
+            closed = steps.complete_steps(session, operation_id,
+                                          [h.step_id for h in group], self._owner, now)
+            lost |= {h.step_id for h in group} - closed
+            stack = queries.load_stack(session, group[0].stack_id)
+            rows = {row.name: row for row in queries.list_resources_named(
+                session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
+            for held in group:
+                if held.step_id in closed:
+                    row = rows[held.resource_name]
+                    row.data = dict(held.instance.data)
+                    row.physical_id = held.instance.physical_id
+                    self._set_state(session, stack, row, held.action, COMPLETE,
+                                    "state changed", now)
+        return lost
+
+    def _complete_in(self, session: Any, held: HeldStep, now: datetime.datetime) -> None:
+        step = session.get(Step, held.step_id)
+        if step is None or not steps.complete_step(session, step, self._owner, now):
+            raise LeaseLost()
+        row = self._row(session, held)
+        stack = queries.load_stack(session, held.stack_id)
+        if held.kind == CLEANUP:
+            # The replaced resource is gone; the row is the replacement's, untouched.
+            queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                              physical_resource_id=held.instance.physical_id or "",
+                              resource_type=held.resource_type, action=DELETE,
+                              status=COMPLETE, reason="replaced resource deleted", now=now)
+            row.replaced = None
+            return
+        if held.kind == RESTORE:
+            self._set_state(session, stack, row, DELETE, COMPLETE, "state changed", now)
+            replaced = row.replaced or {}
+            row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
+            row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
+            row.generation, row.replaced = replaced.get("generation", 0), None
+            self._set_state(session, stack, row, UPDATE, COMPLETE,
+                            "restored the resource the update replaced", now)
+            return
+        row.data = dict(held.instance.data)
+        row.physical_id = held.instance.physical_id
+        self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
 
     def _fail(self, held: HeldStep, exc: Exception) -> None:
         now = self._clock()
@@ -483,7 +620,9 @@ class StepRunner:
                 # The replaced resource's own state lives in row.replaced, not the row.
                 row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
             else:
+                # What the handler made before it failed is kept, so a delete finds it.
                 row.data = dict(held.instance.data)
+                row.physical_id = held.instance.physical_id
             self._record_failure(session, step, stack, row, exc, held.secrets, now,
                                  action=held.action, set_state=held.kind != CLEANUP)
 
