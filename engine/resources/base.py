@@ -11,8 +11,10 @@ Start, then poll
 ----------------
 Every action is two methods. ``handle_<action>()`` *starts* the work and returns quickly
 with a *token*; ``check_<action>_complete(token)`` is then called repeatedly until it returns
-True. Between calls the worker holds no thread for the resource, so thousands of waiting
-resources cost only memory. Neither method may block for long (no sleeping, no boto3
+True, less and less often (up to ``[engine] max_step_poll_seconds`` apart), or at the
+moment ``next_check_in(token)`` names when the type knows when it will be done. Between
+calls the worker holds no thread for the resource, so thousands of waiting resources
+cost only memory. Neither method may block for long (no sleeping, no boto3
 waiters): start the work, return, and look again when asked.
 
 The token must be JSON-serialisable. It is stored in the database, so if the worker dies
@@ -278,6 +280,12 @@ class Resource:
 
     def check_update_complete(self, token: Token) -> bool:
         return True
+
+    def next_check_in(self, token: Token) -> float | None:
+        """Seconds until ``check_<action>_complete(token)`` can answer True, when the
+        type knows it (a timer it set itself): Kiln looks again at that moment instead of
+        backing off. None, the default, leaves the backing off to Kiln."""
+        return None
 
     def handle_suspend(self) -> Token:
         return None

@@ -26,6 +26,7 @@ from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
+from engine.worker.state import OperationIrs
 from engine.worker.step import HeldStep, StepRunner
 
 LOG = logging.getLogger(__name__)
@@ -68,13 +69,15 @@ class WorkerLoop:
         self._last_heartbeat = 0.0
         plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
                                 settings.lease_seconds, settings.heartbeat_interval_seconds)
+        # The IR of each operation, built when it is planned, is shared with its steps.
+        irs = OperationIrs(registry)
         self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
-                                           api_url=settings.api_url)
+                                           api_url=settings.api_url, irs=irs)
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
                       if settings.operation_threads else None)
         self._in_flight: dict[str, Future[Any]] = {}
         self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds,
-                                 api_url=settings.api_url)
+                                 api_url=settings.api_url, irs=irs)
 
     # --- lifecycle --------------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
 from engine.worker.plugpoints import LeaseLost, Plugpoints
-from engine.worker.state import StoredResource, StoredScope, stack_ir
+from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
 from engine.worker.step import StepRuntime
 
 LOG = logging.getLogger(__name__)
@@ -65,9 +65,11 @@ STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
 
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, plugpoints: Plugpoints, *, api_url: str) -> None:
+                 clock: Clock, plugpoints: Plugpoints, *, api_url: str,
+                 irs: OperationIrs | None = None) -> None:
         self._db = db
         self._registry = registry
+        self._irs = irs or OperationIrs(registry)
         self._api_url = api_url
         self._owner = owner
         self._clock = clock
@@ -181,6 +183,7 @@ class OperationDriver:
                 stack.updated_at = now
             try:
                 ir = stack_ir(stack, self._registry)
+                self._irs.planned(operation.id, ir)
             except KilnError as exc:
                 # The template was valid when accepted; a type uninstalled since is the
                 # usual cause. Fail the operation rather than the worker.
@@ -227,7 +230,7 @@ class OperationDriver:
         if action in (UPDATE, ROLLBACK):
             queries.drop_deleted_resources(session, stack.id)  # what the update removed
         if action in (CREATE, ADOPT, UPDATE, ROLLBACK):
-            stack.outputs = self._outputs(session, stack)
+            stack.outputs = self._outputs(session, operation.id, stack)
         if failed:
             status, reason = "FAILED", operation.failure_reason or ""
         else:
@@ -240,15 +243,15 @@ class OperationDriver:
                 stack.deleted_at = now
                 stack.outputs = None
             if action in (UPDATE, ROLLBACK):
-                self._settle_requires(session, stack)
+                self._settle_requires(session, operation.id, stack)
         self._conclude(session, operation, stack, status, reason, now)
         if failed and _rolls_back(operation, stack):
             self._start_rollback(session, operation, stack, now)
 
-    def _settle_requires(self, session: Any, stack: Stack) -> None:
+    def _settle_requires(self, session: Any, operation_id: str, stack: Stack) -> None:
         """After a completed update only the new template's dependencies hold."""
         try:
-            ir = stack_ir(stack, self._registry)
+            ir = self._irs.of(operation_id, stack)
         except KilnError:
             return
         for row in queries.list_resources(session, stack.id):
@@ -308,10 +311,11 @@ class OperationDriver:
             operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
         LOG.info("stack %s %s %s", stack.id, action, status)
 
-    def _outputs(self, session: Any, stack: Stack) -> list[dict[str, Any]]:
+    def _outputs(self, session: Any, operation_id: str, stack: Stack
+                 ) -> list[dict[str, Any]]:
         """Resolve every output now; an output that fails carries ``output_error``."""
         try:
-            ir: ResolvedStack = stack_ir(stack, self._registry)
+            ir: ResolvedStack = self._irs.of(operation_id, stack)
         except KilnError:
             return []
         rows = {row.name: row for row in queries.list_resources(session, stack.id)}

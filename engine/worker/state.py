@@ -29,6 +29,29 @@ def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack
                                environment=stack.environment)
 
 
+class OperationIrs:
+    """The IR of each operation's stack, built once and shared by the threads that plan,
+    run and finish the operation: from planning to the end the stack's definition is
+    fixed (one operation per stack at a time). Bounded: forgotten wholesale when full."""
+
+    def __init__(self, registry: ResourceTypeRegistry, size: int = 128) -> None:
+        self._registry = registry
+        self._size = size
+        self._irs: dict[str, ResolvedStack] = {}
+
+    def of(self, operation_id: str, stack: StackFacts) -> ResolvedStack:
+        ir = self._irs.get(operation_id)
+        if ir is None:
+            ir = stack_ir(stack, self._registry)
+            self.planned(operation_id, ir)
+        return ir
+
+    def planned(self, operation_id: str, ir: ResolvedStack) -> None:
+        if len(self._irs) >= self._size:
+            self._irs.clear()
+        self._irs[operation_id] = ir
+
+
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
     """Hidden parameter values of the stored stack (see ``stored_hidden_values``)."""
     return stored_hidden_values(stack.template, stack.parameters)

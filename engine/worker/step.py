@@ -44,7 +44,7 @@ from engine.resources.base import (
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.nested import WorkerNestedStacks
-from engine.worker.state import StoredResource, StoredScope, stack_ir, stack_secrets
+from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_secrets
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
@@ -173,14 +173,15 @@ class HeldStep:
 
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, max_poll_seconds: float, *, api_url: str) -> None:
+                 clock: Clock, max_poll_seconds: float, *, api_url: str,
+                 irs: OperationIrs | None = None) -> None:
         self._db = db
         self._registry = registry
         self._api_url = api_url
         self._owner = owner
         self._clock = clock
         self._max_poll = max_poll_seconds
-        self._irs: dict[str, ResolvedStack] = {}
+        self._irs = irs or OperationIrs(registry)
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._adopt: dict[str, Mapping[str, Any]] = {}
         self._actions: dict[str, str] = {}
@@ -230,7 +231,8 @@ class StepRunner:
             now = self._clock().timestamp()
             held.interval = FIRST_POLL_SECONDS if held.unsaved else min(
                 held.interval * 2, self._max_poll)
-            held.next_poll_at = now + held.interval
+            hint = _next_check_in(held)
+            held.next_poll_at = now + (held.interval if hint is None else hint)
             waiting.append(held)
         to_save = [h for h in waiting if h.unsaved or dict(h.instance.data) != h.saved_data]
         lost: set[int] = set()
@@ -531,9 +533,7 @@ class StepRunner:
         return self._per_operation(self._adopt, operation_id, read)
 
     def _ir(self, stack: Stack, operation_id: str) -> ResolvedStack:
-        """The stack's IR, built once per operation (one operation per stack at a time)."""
-        return self._per_operation(self._irs, operation_id,
-                                   lambda: stack_ir(stack, self._registry))
+        return self._irs.of(operation_id, stack)
 
     @staticmethod
     def _per_operation(cache: dict[str, T], operation_id: str, make: Callable[[], T]) -> T:
@@ -668,3 +668,14 @@ class StepRunner:
         queries.add_event(session, stack_id=stack.id, resource_name=row.name,
                           physical_resource_id=row.physical_id or "", resource_type=row.type,
                           action=action, status=status, reason=reason, now=now)
+
+
+def _next_check_in(held: HeldStep) -> float | None:
+    """The type's own word on when to look again, if it has a sensible one."""
+    try:
+        hint = held.instance.next_check_in(held.token)
+    except Exception:  # noqa: BLE001 -- plugin code: a broken hint only loses the hint
+        return None
+    if isinstance(hint, bool) or not isinstance(hint, (int, float)) or hint != hint:
+        return None
+    return max(0.0, float(hint))

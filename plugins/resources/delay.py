@@ -86,6 +86,9 @@ class Delay(Resource):
         self.data["delay"] = pending
         return dict(pending)
 
+    def next_check_in(self, token: Token) -> float | None:
+        return float(token["deadline"]) - self.runtime.now() if token else None
+
     def _waited(self, token: Token) -> bool:
         pending = self.data.get("delay")
         if not isinstance(pending, Mapping) or pending.get("action") != token["action"]:

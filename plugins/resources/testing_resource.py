@@ -169,6 +169,10 @@ class TestResource(Resource):
             return {"deadline": None}
         return {"deadline": self.runtime.now() + wait}
 
+    def next_check_in(self, token: Token) -> float | None:
+        deadline = token.get("deadline") if isinstance(token, Mapping) else None
+        return None if deadline is None else deadline - self.runtime.now()
+
     def _waited(self, token: Token) -> bool:
         deadline = token["deadline"]
         # ">=" rather than Heat's ">" so that a zero wait completes on the first poll

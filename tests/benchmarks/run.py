@@ -1,20 +1,47 @@
-"""Engine throughput benchmarks: not collected by pytest; prints a table and writes JSON.
+"""Kiln's benchmarks (not collected by pytest): print tables, write JSON.
 
-    make benchmark            # or: python tests/benchmarks/run.py [--sizes 10,100,1000]
+    make benchmark                       # everything below, with the default sizes
+    python tests/benchmarks/run.py --suites engine --sizes 1000 --engines 1
 
-Each case creates one stack through python-heatclient against real Kiln processes and
-measures the time from the create request to CREATE_COMPLETE, then the delete.
+Suites (``--suites``, comma-separated; all by default):
+
+* ``engine``: OS::Heat::None stacks of N resources in three shapes (flat; chain, each
+  depending on the one before; tree, a root and N-1 resources that get_attr it), each
+  created, updated with nothing changed, updated with one property changed on every
+  resource, and deleted through python-heatclient, on kiln-all (SQLite) and on
+  PostgreSQL with 1, 2 and 4 kiln-engine processes: wall seconds, resources per second,
+  peak RSS of each process.
+* ``waiting``: OS::Heat::TestResource with ``action_wait_secs: {create: 1}``: 50 flat, a
+  chain of 5 layers of 10, 1000 flat; wall seconds against the critical path.
+* ``api``: with 1,000 stacks stored, 32 concurrent clients on GET /stacks, GET of one
+  stack and POST /stacks: median and p99 latency, requests per second.
+* ``crash``: 20 stacks of 50 waiting resources (5 layers of 10, 1 s each) over three
+  kiln-engine processes on PostgreSQL, the busiest killed with SIGKILL mid-way: time to
+  finish, resources created twice, stacks left IN_PROGRESS.
+* ``statements``: SQL statements per resource of each shape and operation, counted in
+  one process (the engine's own loop and services, no HTTP) on SQLite and PostgreSQL.
+
+PostgreSQL is reached as postgres@127.0.0.1:5432 (database ``test`` to create scratch
+databases); the processes run with the functional tests' settings
+(``tests/functional/servers.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import http.client
 import json
 import pathlib
+import signal
+import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -25,110 +52,352 @@ sys.path.insert(0, str(ROOT))
 from heatclient import client as heat_client  # noqa: E402
 
 from tests.functional import servers  # noqa: E402
+from tests.functional.dists import pip_install, with_path  # noqa: E402
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+VERSION = "heat_template_version: 2018-08-31\nresources:\n"
+POLL = 0.1  # seconds between two looks at a stack's status
 
 
-def none_template(count: int) -> str:
-    body = "".join(f"  r{i}: {{type: OS::Heat::None}}\n" for i in range(count))
-    return f"heat_template_version: 2018-08-31\nresources:\n{body}"
+# --- templates -----------------------------------------------------------------------------
+
+def shaped(shape: str, count: int, value: int = 1) -> str:
+    """``count`` OS::Heat::None resources in ``shape``, each with property ``v``."""
+    lines = []
+    for i in range(count):
+        props = f"v: {value}"
+        if shape == "chain" and i:
+            lines.append(f"  r{i}:\n    type: OS::Heat::None\n    depends_on: r{i - 1}\n"
+                         f"    properties: {{{props}}}\n")
+            continue
+        if shape == "tree" and i:
+            props += ", root: {get_attr: [r0, x]}"
+        lines.append(f"  r{i}:\n    type: OS::Heat::None\n    properties: {{{props}}}\n")
+    return VERSION + "".join(lines)
 
 
-def waiting_template(count: int, seconds: float) -> str:
-    body = "".join(
-        f"  r{i}:\n    type: OS::Heat::TestResource\n    properties: {{wait_secs: {seconds}}}\n"
-        for i in range(count))
-    return f"heat_template_version: 2018-08-31\nresources:\n{body}"
+def waiting(layers: int, width: int, resource: str = "OS::Heat::TestResource",
+            properties: str = "{action_wait_secs: {create: 1}}") -> str:
+    """``layers`` layers of ``width`` waiting resources, each layer after the one before."""
+    lines = []
+    for layer in range(layers):
+        after = (f"    depends_on: [{', '.join(f'l{layer - 1}r{i}' for i in range(width))}]\n"
+                 if layer else "")
+        lines += [f"  l{layer}r{i}:\n    type: {resource}\n{after}"
+                  f"    properties: {properties}\n" for i in range(width)]
+    return VERSION + "".join(lines)
 
 
-def wait(heat: Any, stack_id: str, wanted: str, timeout: float = 600) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
+# --- processes -----------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def scratch_database() -> Iterator[str]:
+    name = f"kiln_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def setups(base: pathlib.Path, engines: list[int], **env: str
+           ) -> Iterator[Iterator[tuple[str, servers.Kiln]]]:
+    """kiln-all on SQLite, then kiln-api with each number of engines on PostgreSQL."""
+    def each() -> Iterator[tuple[str, servers.Kiln]]:
+        kiln = servers.start_all(base / f"all-{uuid.uuid4().hex[:6]}", None, **env)
+        try:
+            yield "kiln-all sqlite", kiln
+        finally:
+            kiln.stop()
+        for count in engines:
+            with scratch_database() as url:
+                kiln = servers.start_split(base / f"pg{count}-{uuid.uuid4().hex[:6]}", url,
+                                           engines=count, **env)
+                try:
+                    yield f"postgresql {count} engine{'s' if count > 1 else ''}", kiln
+                finally:
+                    kiln.stop()
+
+    yield each()
+
+
+def heat_of(kiln: servers.Kiln, role: str = "member") -> Any:
+    creds = servers.new_tenant(kiln.env, f"bench-{uuid.uuid4().hex[:6]}", role)
+    return heat_client.Client("1", endpoint=kiln.endpoint(creds.tenant_id), token=creds.token)
+
+
+def pids(kiln: servers.Kiln) -> list[int]:
+    """Every process of the setup, gunicorn's forked workers included."""
+    found = []
+    for process in kiln.processes:
+        found.append(process.popen.pid)
+        for task in pathlib.Path(f"/proc/{process.popen.pid}/task").glob("*/children"):
+            found += [int(p) for p in task.read_text().split()]
+    return found
+
+
+def reset_peaks(kiln: servers.Kiln) -> None:
+    for pid in pids(kiln):
+        with contextlib.suppress(OSError):
+            pathlib.Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM
+
+
+def peaks_mib(kiln: servers.Kiln) -> list[float]:
+    peaks = []
+    for pid in pids(kiln):
+        with contextlib.suppress(OSError):
+            for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks.append(round(int(line.split()[1]) / 1024, 1))
+    return peaks
+
+
+def wait_for(heat: Any, stack_id: str, wanted: str, timeout: float = 1800) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         status = heat.stacks.get(stack_id).stack_status
         if status == wanted:
-            return time.monotonic() - started
+            return
         if not status.endswith("IN_PROGRESS"):
-            raise RuntimeError(f"stack {stack_id} ended {status}")
-        time.sleep(0.2)
+            raise RuntimeError(f"stack {stack_id} ended {status}, not {wanted}")
+        time.sleep(POLL)
     raise RuntimeError(f"stack {stack_id} not {wanted} after {timeout}s")
 
 
-def peak_rss_mib(kiln: servers.Kiln) -> float:
-    total = 0.0
-    for process in kiln.processes:
-        status = pathlib.Path(f"/proc/{process.popen.pid}/status").read_text()
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                total += int(line.split()[1]) / 1024
-    return round(total, 1)
+# --- suites --------------------------------------------------------------------------------
 
-
-def run_case(kiln: servers.Kiln, heat: Any, label: str, template: str, resources: int
-             ) -> dict[str, Any]:
+def run_shape(heat: Any, shape: str, size: int) -> dict[str, float]:
+    """Create, update with nothing changed, update every resource, delete: seconds each."""
+    times: dict[str, float] = {}
     started = time.monotonic()
-    created = heat.stacks.create(stack_name=f"b{uuid.uuid4().hex[:8]}", template=template)
-    stack_id = created["stack"]["id"]
-    create_s = time.monotonic() - started
-    create_s += wait(heat, stack_id, "CREATE_COMPLETE")
+    stack_id = heat.stacks.create(stack_name=f"b{uuid.uuid4().hex[:8]}",
+                                  template=shaped(shape, size))["stack"]["id"]
+    wait_for(heat, stack_id, "CREATE_COMPLETE")
+    times["create"] = time.monotonic() - started
+    for label, fields in (("no-op update", {}),
+                          ("update all", {"template": shaped(shape, size, value=2)})):
+        started = time.monotonic()
+        heat.stacks.update(stack_id, existing=True, **fields)
+        wait_for(heat, stack_id, "UPDATE_COMPLETE")
+        times[label] = time.monotonic() - started
     started = time.monotonic()
     heat.stacks.delete(stack_id)
-    delete_s = time.monotonic() - started + wait(heat, stack_id, "DELETE_COMPLETE")
-    return {"setup": label, "case": f"{resources} x {template_kind(template)}",
-            "resources": resources, "create_s": round(create_s, 3),
-            "create_per_s": round(resources / create_s, 1), "delete_s": round(delete_s, 3),
-            "peak_rss_mib": peak_rss_mib(kiln)}
+    wait_for(heat, stack_id, "DELETE_COMPLETE")
+    times["delete"] = time.monotonic() - started
+    return {label: round(seconds, 3) for label, seconds in times.items()}
 
 
-def template_kind(template: str) -> str:
-    return "TestResource(wait 1s)" if "wait_secs" in template else "OS::Heat::None"
+def engine_suite(base: pathlib.Path, sizes: list[int], shapes: list[str],
+                 engines: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    with setups(base, engines) as each:
+        for setup, kiln in each:
+            heat = heat_of(kiln)
+            for shape in shapes:
+                for size in sizes:
+                    reset_peaks(kiln)
+                    times = run_shape(heat, shape, size)
+                    for operation, seconds in times.items():
+                        rows.append({"setup": setup, "shape": shape, "resources": size,
+                                     "operation": operation, "seconds": seconds,
+                                     "per_second": round(size / seconds, 1)})
+                    rows[-1]["peak_rss_mib"] = peaks_mib(kiln)
+                    print(f"  {setup} {shape} {size}: {times}", flush=True)
+    return rows
 
 
-def cases(sizes: list[int]) -> list[tuple[str, int]]:
-    return [(none_template(n), n) for n in sizes] + [(waiting_template(50, 1), 50)]
+WAITING_CASES = [("50 flat", waiting(1, 50), 1.0), ("5 layers of 10", waiting(5, 10), 5.0),
+                 ("1000 flat", waiting(1, 1000), 1.0)]
 
 
-def bench_setup(label: str, kiln: servers.Kiln, sizes: list[int]) -> list[dict[str, Any]]:
+def create_seconds(heat: Any, template: str) -> float:
+    started = time.monotonic()
+    stack_id = heat.stacks.create(stack_name=f"w{uuid.uuid4().hex[:8]}",
+                                  template=template)["stack"]["id"]
+    wait_for(heat, stack_id, "CREATE_COMPLETE")
+    return round(time.monotonic() - started, 3)
+
+
+def waiting_suite(base: pathlib.Path, engines: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    with setups(base, engines) as each:
+        for setup, kiln in each:
+            heat = heat_of(kiln)
+            for label, template, critical in WAITING_CASES:
+                seconds = create_seconds(heat, template)
+                rows.append({"setup": setup, "case": label, "critical_path_s": critical,
+                             "seconds": seconds, "over_s": round(seconds - critical, 3)})
+                print(f"  {setup} {label}: {seconds}s", flush=True)
+    return rows
+
+
+def api_suite(base: pathlib.Path, stored: int = 1000, clients: int = 32,
+              seconds: float = 5.0) -> list[dict[str, Any]]:
+    rows = []
+    kiln = servers.start_all(base / "api", None)
     try:
-        creds = servers.new_tenant(kiln.env, "bench")
+        creds = servers.new_tenant(kiln.env, "bench-api")
         heat = heat_client.Client("1", endpoint=kiln.endpoint(creds.tenant_id),
                                   token=creds.token)
-        return [run_case(kiln, heat, label, template, n) for template, n in cases(sizes)]
+        one = VERSION + "  r: {type: OS::Heat::None}\n"
+        ids = [heat.stacks.create(stack_name=f"s{i}", template=one)["stack"]["id"]
+               for i in range(stored)]
+        wait_for(heat, ids[-1], "CREATE_COMPLETE")
+        host, port = kiln.url.removeprefix("http://").split(":")
+        prefix = f"/v1/{creds.tenant_id}"
+        body = json.dumps({"template": one, "stack_name": "x"})
+        requests = {
+            "GET /stacks": lambda n: ("GET", f"{prefix}/stacks", None),
+            "GET /stacks/{name}/{id}": lambda n: ("GET", f"{prefix}/stacks/s7/{ids[7]}", None),
+            "POST /stacks": lambda n: ("POST", f"{prefix}/stacks",
+                                       body.replace('"x"', f'"p{uuid.uuid4().hex[:10]}"')),
+        }
+        for label, make in requests.items():
+            latencies: list[float] = []
+            lock = threading.Lock()
+            stop_at = time.monotonic() + seconds
+
+            def client(make: Callable[[int], tuple[str, str, str | None]] = make,
+                       latencies: list[float] = latencies, lock: threading.Lock = lock,
+                       stop_at: float = stop_at) -> None:
+                conn = http.client.HTTPConnection(host, int(port), timeout=60)
+                mine, n = [], 0
+                while time.monotonic() < stop_at:
+                    method, path, payload = make(n)
+                    n += 1
+                    started = time.monotonic()
+                    conn.request(method, path, body=payload, headers={
+                        "X-Auth-Token": creds.token, "Content-Type": "application/json"})
+                    response = conn.getresponse()
+                    response.read()
+                    if response.status >= 400:
+                        raise RuntimeError(f"{method} {path}: {response.status}")
+                    mine.append(time.monotonic() - started)
+                conn.close()
+                with lock:
+                    latencies.extend(mine)
+
+            threads = [threading.Thread(target=client) for _ in range(clients)]
+            started = time.monotonic()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            wall = time.monotonic() - started
+            latencies.sort()
+            rows.append({"request": label, "stored_stacks": stored, "clients": clients,
+                         "requests": len(latencies),
+                         "median_ms": round(statistics.median(latencies) * 1000, 1),
+                         "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 1),
+                         "per_second": round(len(latencies) / wall, 1)})
+            print(f"  {rows[-1]}", flush=True)
     finally:
         kiln.stop()
+    return rows
+
+
+def crash_suite(base: pathlib.Path, stacks: int = 20, engines: int = 3) -> list[dict[str, Any]]:
+    site = pip_install("kiln-test-resources", base / "site")
+    ledger = base / "ledger.jsonl"
+    env = with_path({}, site, base / "cache")
+    with scratch_database() as url:
+        kiln = servers.start_split(base / "crash", url, engines=engines,
+                                   KILN_TEST_LEDGER=str(ledger), OS_ENGINE__LEASE_SECONDS="3",
+                                   OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS="0.5", **env)
+        try:
+            heat, admin = heat_of(kiln), heat_of(kiln, "admin")
+            template = waiting(5, 10, "Kiln::Test::Ledger", "{wait_secs: 1}")
+            started = time.monotonic()
+            ids = [heat.stacks.create(stack_name=f"c{i}", template=template)["stack"]["id"]
+                   for i in range(stacks)]
+            time.sleep(1.5)
+            by_pid = {p.popen.pid: p for p in kiln.processes[1:]}
+            busiest = max((s.to_dict() for s in admin.services.list()
+                           if s.to_dict()["pid"] in by_pid), key=lambda s: s["steps_held"])
+            by_pid[busiest["pid"]].popen.send_signal(signal.SIGKILL)
+            left = 0
+            for stack_id in ids:
+                try:
+                    wait_for(heat, stack_id, "CREATE_COMPLETE", timeout=300)
+                except RuntimeError:
+                    left += 1
+            finished = round(time.monotonic() - started, 2)
+            entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+            created = Counter(e["name"] for e in entries if e["op"] == "create")
+            row = {"stacks": stacks, "resources": stacks * 50, "engines": engines,
+                   "killed_holding_steps": busiest["steps_held"], "critical_path_s": 5.0,
+                   "finished_s": finished,
+                   "created_twice": sum(1 for n in created.values() if n > 1),
+                   "created": len(created), "stacks_not_complete": left}
+            print(f"  {row}", flush=True)
+            return [row]
+        finally:
+            kiln.stop()
+
+
+def statements_suite(size: int, shapes: list[str]) -> list[dict[str, Any]]:
+    from tests.benchmarks.statements import count_statements
+
+    rows = []
+    for label, url in (("sqlite", None), ("postgresql", "postgres")):
+        for shape in shapes:
+            counts = count_statements(shaped(shape, size), shaped(shape, size, value=2), url)
+            for operation, statements in counts.items():
+                rows.append({"database": label, "shape": shape, "resources": size,
+                             "operation": operation, "statements": statements,
+                             "per_resource": round(statements / size, 1)})
+            print(f"  {label} {shape}: {counts}", flush=True)
+    return rows
+
+
+# --- output --------------------------------------------------------------------------------
+
+def table(title: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print(f"\n{title}")
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    for row in rows:
+        print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="10,100,1000")
-    parser.add_argument("--engines", default="1,2")
-    parser.add_argument("--output", default=str(ROOT / "tests/benchmarks/results/engine.json"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suites", default="engine,waiting,api,crash,statements")
+    parser.add_argument("--sizes", default="10,100,1000,5000")
+    parser.add_argument("--shapes", default="flat,chain,tree")
+    parser.add_argument("--engines", default="1,2,4")
+    parser.add_argument("--output", default=str(ROOT / "tests/benchmarks/results/run.json"))
     args = parser.parse_args()
+    suites = args.suites.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
-    results: list[dict[str, Any]] = []
+    shapes = args.shapes.split(",")
+    engines = [int(e) for e in args.engines.split(",") if e]
+    results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         base = pathlib.Path(tmp)
-        results += bench_setup("kiln-all sqlite", servers.start_all(base / "all", None), sizes)
-        for engines in (int(e) for e in args.engines.split(",")):
-            name = f"kiln_bench_{uuid.uuid4().hex[:8]}"
-            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{name}"')
-            try:
-                kiln = servers.start_split(base / f"pg{engines}",
-                                           f"postgresql+psycopg://postgres@127.0.0.1/{name}",
-                                           engines=engines)
-                results += bench_setup(f"postgresql {engines} engine(s)", kiln, sizes)
-            finally:
-                with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    columns = ["setup", "case", "create_s", "create_per_s", "delete_s", "peak_rss_mib"]
-    widths = {c: max(len(c), *(len(str(r[c])) for r in results)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for row in results:
-        print("  ".join(str(row[c]).ljust(widths[c]) for c in columns))
+        if "engine" in suites:
+            results["engine"] = engine_suite(base / "engine", sizes, shapes, engines)
+        if "waiting" in suites:
+            results["waiting"] = waiting_suite(base / "waiting", engines)
+        if "api" in suites:
+            results["api"] = api_suite(base / "api")
+        if "crash" in suites:
+            (base / "crash").mkdir()
+            results["crash"] = crash_suite(base / "crash")
+        if "statements" in suites:
+            results["statements"] = statements_suite(1000, shapes)
+    for suite, rows in results.items():
+        table(suite, rows)
     output = pathlib.Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps({"results": results}, indent=2))
-    print(f"wrote {output}")
+    output.write_text(json.dumps(results, indent=2))
+    print(f"\nwrote {output}")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pathlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ import pytest
 from heatclient import client as heat_client
 
 from tests.functional import servers
+from tests.functional.dists import pip_install
 
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -38,6 +40,12 @@ def postgresql_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test process, dropped at the end."""
     with fresh_database() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def resources_site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """The test resource types (``tests/dists/kiln-test-resources``), pip-installed."""
+    return pip_install("kiln-test-resources", tmp_path_factory.mktemp("site-resources"))
 
 
 @pytest.fixture(scope="module")

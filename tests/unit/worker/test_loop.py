@@ -3,7 +3,7 @@ worker dies, and bounded parallelism. No server, no sleeping."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.context import RequestContext
 from engine.db.session import Database
@@ -201,3 +201,42 @@ def test_an_operation_whose_planning_keeps_failing_is_given_up(
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
     assert stack.status_reason == ("Stack CREATE failed: Kiln could not advance this operation "
                                    "after 10 attempts; the engine log has the cause")
+
+
+class Timed(Resource):
+    """Done five seconds after it starts, and says so; counts the looks it gets."""
+
+    checks: ClassVar[list[float]] = []
+
+    def handle_create(self) -> Any:
+        return self.runtime.now() + 5
+
+    def check_create_complete(self, token: Any) -> bool:
+        Timed.checks.append(self.runtime.now())
+        return bool(self.runtime.now() >= token)
+
+    def next_check_in(self, token: Any) -> float | None:
+        return float(token) - self.runtime.now()
+
+
+def test_a_step_is_looked_at_when_its_type_says_it_will_be_done(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
+    types = {name: registry.get(name) for name in registry.names()}
+    timed = ResourceTypeRegistry({**types, "Test::Timed": Timed})
+    stacks = StackService(db, timed, StackLimits(), clock)
+    name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
+                                         "  t: {type: 'Test::Timed'}\n")
+    loop = worker(db, timed, clock, max_step_poll_seconds=0.5)
+    Timed.checks.clear()
+    run(loop, 3)
+    started = Timed.checks[0]
+
+    for _ in range(9):  # without the hint it would be looked at every 0.5 s at most
+        clock.advance(0.5)
+        run(loop, 1)
+    assert Timed.checks == [started]
+
+    clock.advance(0.5)
+    run(loop, 3)
+    assert Timed.checks == [started, started + 5]
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"

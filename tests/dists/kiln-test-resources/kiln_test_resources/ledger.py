@@ -56,6 +56,9 @@ class Ledger(Resource):
     def check_create_complete(self, token: Token) -> bool:
         return bool(self.runtime.now() >= token)
 
+    def next_check_in(self, token: Token) -> float | None:
+        return float(token) - self.runtime.now() if isinstance(token, float) else None
+
     def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
         return None
 
