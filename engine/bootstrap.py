@@ -90,6 +90,7 @@ class Kiln:
         engine = self.conf.engine
         settings = WorkerSettings(
             max_parallel_steps=engine.max_parallel_steps, lease_seconds=engine.lease_seconds,
+            type_concurrency=dict(engine.type_concurrency),
             heartbeat_interval_seconds=engine.heartbeat_interval_seconds,
             idle_poll_seconds=engine.idle_poll_seconds,
             max_step_poll_seconds=engine.max_step_poll_seconds,

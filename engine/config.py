@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from oslo_config import cfg
+from oslo_config import cfg, types
 
 default_opts = [
     cfg.StrOpt(
@@ -77,11 +77,16 @@ api_opts = [
 engine_opts = [
     cfg.IntOpt(
         "max_parallel_steps",
-        default=64,
+        default=1024,
         min=1,
         help="Most resource steps one worker holds at once. Waiting steps hold no "
-        "thread, so this bounds memory and backend load, not threads.",
+        "thread (a few kilobytes each), so this bounds memory and backend load, not "
+        "threads.",
     ),
+    cfg.Opt("type_concurrency", type=types.Dict(types.Integer(min=1)), default={},
+            help="Most steps of one resource type one worker holds at once, for types "
+            "whose backend rate-limits, e.g. AWS::EC2::Instance:8,OS::Nova::Server:16. "
+            "Types not named are bounded by max_parallel_steps only."),
     cfg.IntOpt("lease_seconds", default=30, min=2,
                help="How long a claim on an operation or step lasts unless renewed."),
     cfg.FloatOpt("heartbeat_interval_seconds", default=5.0, min=0.1,

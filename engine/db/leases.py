@@ -9,7 +9,7 @@ A lease that is not renewed expires, and the row can then be claimed by anyone.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
@@ -77,8 +77,13 @@ def release_operation(session: Session, operation: Operation) -> None:
 
 
 def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
-                limit: int) -> list[Step]:
-    """Ready steps, and running steps whose holder stopped renewing (it died)."""
+                limit: int, room: Mapping[str, int] | None = None) -> list[Step]:
+    """Ready steps, and running steps whose holder stopped renewing (it died).
+
+    ``room`` caps the steps of some resource types: at most that many more of each are
+    claimed (types with no room are not even read)."""
+    room = dict(room or {})
+    full = [kind for kind, left in room.items() if left <= 0]
     query = (
         select(Step)
         .where(or_(Step.state == STEP_READY,
@@ -87,7 +92,16 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
-    steps = list(session.scalars(query))
+    if full:
+        query = query.where(or_(Step.resource_type.is_(None),
+                                Step.resource_type.not_in(full)))
+    steps = []
+    for step in session.scalars(query):
+        if step.resource_type in room:
+            if room[step.resource_type] <= 0:
+                continue  # read but left as it is: another claim takes it
+            room[step.resource_type] -= 1
+        steps.append(step)
     for step in steps:
         step.state = STEP_RUNNING
         step.lease_owner = owner

@@ -212,6 +212,8 @@ class Step(Base):
     # What an UPDATE step decided to do to its resource (CREATE, UPDATE, REPLACE,
     # RESTORE, NONE), stored with the decision so a resumed step does the same.
     resource_action: Mapped[str | None] = mapped_column(String(16))
+    # The resource's type when the step was planned ([engine] type_concurrency).
+    resource_type: Mapped[str | None] = mapped_column(String(255))
     started_at: Mapped[datetime.datetime | None]
     finished_at: Mapped[datetime.datetime | None]
 

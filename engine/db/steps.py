@@ -34,12 +34,16 @@ StepKey = tuple[str, str]  # (resource name, step action)
 
 
 def add_steps(session: Session, operation: Operation,
-              requires: Mapping[StepKey, Sequence[StepKey]]) -> None:
-    """Write each step with its prerequisites; ready ones start READY."""
+              requires: Mapping[StepKey, Sequence[StepKey]],
+              types: Mapping[str, str] | None = None) -> None:
+    """Write each step with its prerequisites; ready ones start READY. ``types`` gives
+    each resource's type, by name."""
+    types = types or {}
     steps = {
         key: Step(operation_id=operation.id, stack_id=operation.stack_id,
                   resource_name=key[0], action=key[1], prerequisites_left=len(deps),
-                  state=STEP_READY if not deps else STEP_WAITING)
+                  state=STEP_READY if not deps else STEP_WAITING,
+                  resource_type=types.get(key[0]))
         for key, deps in requires.items()
     }
     session.add_all(steps.values())

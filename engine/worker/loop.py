@@ -1,7 +1,8 @@
 """The worker loop: claim operations and steps, heartbeat, poll, stop gracefully.
 
 One thread drives many steps. A waiting step is an entry in ``self._held`` with the time of
-its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend load.
+its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend load,
+and ``type_concurrency`` the load on a backend that rate-limits.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -40,7 +42,9 @@ def utcnow() -> datetime.datetime:
 
 @dataclasses.dataclass(frozen=True)
 class WorkerSettings:
-    max_parallel_steps: int = 64
+    max_parallel_steps: int = 1024
+    # Most steps of each named resource type held at once ([engine] type_concurrency).
+    type_concurrency: Mapping[str, int] = dataclasses.field(default_factory=dict)
     lease_seconds: float = 30.0
     heartbeat_interval_seconds: float = 5.0
     idle_poll_seconds: float = 0.2
@@ -183,10 +187,18 @@ class WorkerLoop:
             return False
         with self._db.transaction() as session:
             claimed = [step.id for step in leases.claim_steps(
-                session, self.id, now, self._settings.lease_seconds, free)]
+                session, self.id, now, self._settings.lease_seconds, free, self._room())]
         for held in self._guarded(self._steps.start_many, claimed) or ():
             self._held[held.step_id] = held
         return bool(claimed)
+
+    def _room(self) -> dict[str, int]:
+        """How many more steps of each limited type this worker may take."""
+        limits = self._settings.type_concurrency
+        if not limits:
+            return {}
+        held = Counter(held.resource_type for held in self._held.values())
+        return {kind: limit - held[kind] for kind, limit in limits.items()}
 
     def _poll_due(self) -> bool:
         now = self._clock().timestamp()

@@ -166,6 +166,7 @@ class OperationDriver:
         stored = {name: ExistingResource(name, frozenset(row.requires or ()),
                                          replaced=row.replaced is not None)
                   for name, row in rows.items()}
+        ir: ResolvedStack | None = None
         if action == ABANDON:
             plan = Plan(ABANDON, ())  # the resources stay where they are
         elif action in STORED_ACTIONS:
@@ -203,8 +204,11 @@ class OperationDriver:
             plan = (plan_update(ir, stored, action) if action in (UPDATE, ROLLBACK)
                     else plan_create(ir, action))
         operation.payload = {**payload, "planned": True}  # resources may now be touched
+        types = {name: row.type for name, row in rows.items()}
+        if ir is not None:
+            types.update({name: node.type_name for name, node in ir.resources.items()})
         steps.add_steps(session, operation,
-                        {step.key: sorted(step.requires) for step in plan.steps})
+                        {step.key: sorted(step.requires) for step in plan.steps}, types)
 
     def _time_out(self, session: Any, operation: Operation, stack: Stack,
                   now: datetime.datetime) -> None:

@@ -237,7 +237,8 @@ def waiting_suite(base: pathlib.Path, engines: list[int]) -> list[dict[str, Any]
 def api_suite(base: pathlib.Path, stored: int = 1000, clients: int = 32,
               seconds: float = 5.0) -> list[dict[str, Any]]:
     rows = []
-    kiln = servers.start_all(base / "api", None)
+    kiln = servers.start_all(base / "api", None,
+                             OS_API__MAX_STACKS_PER_TENANT=str(stored * 10))
     try:
         creds = servers.new_tenant(kiln.env, "bench-api")
         heat = heat_client.Client("1", endpoint=kiln.endpoint(creds.tenant_id),

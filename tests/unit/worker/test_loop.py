@@ -240,3 +240,19 @@ def test_a_step_is_looked_at_when_its_type_says_it_will_be_done(
     run(loop, 3)
     assert Timed.checks == [started, started + 5]
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_type_concurrency_bounds_the_steps_of_one_type(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    name, stack_id = create(stacks, ctx, WIDE + "  other: {type: OS::Heat::None}\n")
+    loop = worker(db, registry, clock, type_concurrency={"OS::Heat::TestResource": 3})
+    held_at_most = 0
+    for _ in range(40):
+        run(loop, 1)
+        held_at_most = max(held_at_most, loop.held_count)
+        clock.advance(1)
+    # Ten 5-second waits, three at a time; the unlimited type was not held back.
+    assert held_at_most == 3
+    assert stacks.get_resource(ctx, name, stack_id, "other").status == "COMPLETE"
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
