@@ -182,6 +182,8 @@ class StepRunner:
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._irs = irs or OperationIrs(registry)
+        # The steps of the round being prepared that had nothing to do.
+        self._quiet: list[Step] = []
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._adopt: dict[str, Mapping[str, Any]] = {}
         self._actions: dict[str, str] = {}
@@ -330,14 +332,24 @@ class StepRunner:
         rows = {(row.stack_id, row.name): row for stack_id, wanted in names.items()
                 for row in queries.list_resources_named(session, stack_id, wanted)}
         prepared: list[HeldStep] = []
-        for step in sorted(claimed, key=lambda s: s.id):
-            try:
-                held = self._prepare_in(session, step, now, stacks[step.stack_id],
-                                        rows[(step.stack_id, step.resource_name)])
-            except LeaseLost:  # raised before anything of this step was written
-                continue
-            if held is not None:
-                prepared.append(held)
+        self._quiet = []
+        try:
+            for step in sorted(claimed, key=lambda s: s.id):
+                try:
+                    held = self._prepare_in(session, step, now, stacks[step.stack_id],
+                                            rows[(step.stack_id, step.resource_name)])
+                except LeaseLost:  # raised before anything of this step was written
+                    continue
+                if held is not None:
+                    prepared.append(held)
+            by_operation: dict[str, list[int]] = {}
+            for step in self._quiet:
+                by_operation.setdefault(step.operation_id, []).append(step.id)
+            for operation_id, ids in by_operation.items():
+                # A step whose lease was lost meanwhile stays open for its new holder.
+                steps.complete_steps(session, operation_id, ids, self._owner, now)
+        finally:
+            self._quiet = []
         return prepared
 
     # --- the three writes -----------------------------------------------------------------
@@ -353,7 +365,7 @@ class StepRunner:
         if (step.action in (DELETE, SUSPEND, RESUME) and never_created) or retained:
             # Nothing in the backend to act on, or the template says to leave it
             # there (deletion_policy: Retain). A delete still ends the resource.
-            self._close_quietly(session, step, now)  # first: LeaseLost before any write
+            self._close_quietly(session, step, now)
             if step.action == DELETE:
                 self._set_state(session, stack, row, DELETE, COMPLETE,
                                 "Retained" if retained else "state changed", now)
@@ -518,9 +530,9 @@ class StepRunner:
         return self._per_operation(self._actions, operation_id, read)
 
     def _close_quietly(self, session: Any, step: Step, now: datetime.datetime) -> None:
-        """Close a step that had nothing to do: no event, the resource untouched."""
-        if not steps.complete_step(session, step, self._owner, now):
-            raise LeaseLost()
+        """Close a step that had nothing to do: no event, the resource untouched. The
+        round closes all of them together at its end (``_prepare_round``)."""
+        self._quiet.append(step)
 
     def _adopt_data(self, session: Any, operation_id: str) -> Mapping[str, Any]:
         """The abandon data's resources, read once per operation."""

@@ -106,6 +106,8 @@ def scratch_database() -> Iterator[str]:
 def setups(base: pathlib.Path, engines: list[int], **env: str
            ) -> Iterator[Iterator[tuple[str, servers.Kiln]]]:
     """kiln-all on SQLite, then kiln-api with each number of engines on PostgreSQL."""
+    env = {"OS_API__MAX_RESOURCES_PER_STACK": "10000", **env}
+
     def each() -> Iterator[tuple[str, servers.Kiln]]:
         kiln = servers.start_all(base / f"all-{uuid.uuid4().hex[:6]}", None, **env)
         try:
