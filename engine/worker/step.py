@@ -245,15 +245,6 @@ class StepRunner:
             self._fail_quietly(held, error)
         return [h for h in waiting if h.step_id not in lost]
 
-    def start(self, step_id: int) -> HeldStep | None:
-        """One step through :meth:`start_many`: None when it is already closed."""
-        still = self.start_many([step_id])
-        return still[0] if still else None
-
-    def poll(self, held: HeldStep) -> bool:
-        """One step through :meth:`poll_many`: True when it is closed (or lost)."""
-        return not self.poll_many([held])
-
     def _close_round(self, session: Any, helds: Sequence[HeldStep], *,
                      now: datetime.datetime) -> set[int]:
         """Close the finished steps among ``helds`` and save the others' progress; the
@@ -365,7 +356,7 @@ class StepRunner:
         if (step.action in (DELETE, SUSPEND, RESUME) and never_created) or retained:
             # Nothing in the backend to act on, or the template says to leave it
             # there (deletion_policy: Retain). A delete still ends the resource.
-            self._close_quietly(session, step, now)
+            self._close_quietly(step)
             if step.action == DELETE:
                 self._set_state(session, stack, row, DELETE, COMPLETE,
                                 "Retained" if retained else "state changed", now)
@@ -415,14 +406,14 @@ class StepRunner:
                     "not supported.")
             elif step.action == UPDATE and row.physical_id == external:
                 # An external resource is Heat's to look at, never to change.
-                self._close_quietly(session, step, now)
+                self._close_quietly(step)
                 return None
         if step.action == UPDATE and failure is None and external is None:
             runtime = self._runtime_factory(stack, rows)(row.name)
             decided = self._decide(session, step, row, cls(row.name, properties, runtime),
                                    node.type_name if node is not None else row.type)
             if decided == NONE:
-                self._close_quietly(session, step, now)
+                self._close_quietly(step)
                 return None
             if decided == RESTORE:
                 return self._prepare_replaced(session, step, stack, row, now)
@@ -492,7 +483,7 @@ class StepRunner:
         restoring = step.action == UPDATE
         replaced = row.replaced
         if replaced is None:
-            self._close_quietly(session, step, now)
+            self._close_quietly(step)
             return None
         secrets = self._per_operation(self._secrets, step.operation_id,
                                       lambda: stack_secrets(stack))
@@ -529,7 +520,7 @@ class StepRunner:
 
         return self._per_operation(self._actions, operation_id, read)
 
-    def _close_quietly(self, session: Any, step: Step, now: datetime.datetime) -> None:
+    def _close_quietly(self, step: Step) -> None:
         """Close a step that had nothing to do: no event, the resource untouched. The
         round closes all of them together at its end (``_prepare_round``)."""
         self._quiet.append(step)

@@ -212,7 +212,6 @@ class ResourceGroup(_Members):
         policy = self.update_policy.get("rolling_update")
         if not policy or "resource_def" not in prop_diff:
             return super().handle_update(prop_diff)
-        self.data["removed"] = self.removed()
         return self._start_rollout(UPDATE, len(self._existing()), policy["max_batch_size"],
                                    policy["min_in_service"], policy["pause_time"])
 
@@ -273,7 +272,7 @@ class ResourceGroup(_Members):
         """The members the child has now, but those removal policies named."""
         if self.physical_id is None:
             return {}
-        removed = set(self.data.get("removed") or [])
+        removed = set(self.removed())
         definitions = nested_stacks(self).resource_definitions(self.physical_id)
         return {name: body for name, body in definitions.items() if name not in removed}
 

@@ -44,17 +44,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import psycopg
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from heatclient import client as heat_client  # noqa: E402
 
 from tests.functional import servers  # noqa: E402
+from tests.functional.conftest import fresh_database  # noqa: E402
 from tests.functional.dists import pip_install, with_path  # noqa: E402
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 VERSION = "heat_template_version: 2018-08-31\nresources:\n"
 POLL = 0.1  # seconds between two looks at a stack's status
 
@@ -91,18 +89,6 @@ def waiting(layers: int, width: int, resource: str = "OS::Heat::TestResource",
 # --- processes -----------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def scratch_database() -> Iterator[str]:
-    name = f"kiln_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@contextlib.contextmanager
 def setups(base: pathlib.Path, engines: list[int], **env: str
            ) -> Iterator[Iterator[tuple[str, servers.Kiln]]]:
     """kiln-all on SQLite, then kiln-api with each number of engines on PostgreSQL."""
@@ -117,7 +103,7 @@ def setups(base: pathlib.Path, engines: list[int], **env: str
         finally:
             kiln.stop()
         for count in engines:
-            with scratch_database() as url:
+            with fresh_database() as url:
                 kiln = servers.start_split(base / f"pg{count}-{uuid.uuid4().hex[:6]}", url,
                                            engines=count, **env)
                 try:
@@ -310,7 +296,7 @@ def crash_suite(base: pathlib.Path, stacks: int = 20, engines: int = 3) -> list[
     site = pip_install("kiln-test-resources", base / "site")
     ledger = base / "ledger.jsonl"
     env = with_path({}, site, base / "cache")
-    with scratch_database() as url:
+    with fresh_database() as url:
         kiln = servers.start_split(base / "crash", url, engines=engines,
                                    KILN_TEST_LEDGER=str(ledger), OS_ENGINE__LEASE_SECONDS="3",
                                    OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS="0.5", **env)

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 from sqlalchemy import event
 
 from engine.context import ADMIN_ROLE, RequestContext
@@ -22,30 +21,22 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
-
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+from tests.functional.conftest import fresh_database
 
 
 @contextlib.contextmanager
 def _database(kind: str | None) -> Iterator[Database]:
-    if kind is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            database = Database(f"sqlite:///{pathlib.Path(tmp) / 'kiln.sqlite'}")
-            try:
-                yield database
-            finally:
-                database.dispose()
-        return
-    name = f"kiln_stmts_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(f"postgresql+psycopg://postgres@127.0.0.1/{name}")
-    try:
-        yield database
-    finally:
-        database.dispose()
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with contextlib.ExitStack() as stack:
+        if kind is None:
+            tmp = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            url = f"sqlite:///{tmp / 'kiln.sqlite'}"
+        else:
+            url = stack.enter_context(fresh_database())
+        database = Database(url)
+        try:
+            yield database
+        finally:
+            database.dispose()
 
 
 def count_statements(template: str, changed: str, kind: str | None) -> dict[str, int]:
