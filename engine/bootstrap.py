@@ -24,6 +24,7 @@ from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.lifecycle import LifecycleService
+from engine.services.operator import OperatorService
 from engine.services.stack_actions import StackActions
 from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
@@ -85,6 +86,10 @@ class Kiln:
     @functools.cached_property
     def workers(self) -> WorkerService:
         return WorkerService(self.db, utcnow, self.conf.engine.lease_seconds)
+
+    @functools.cached_property
+    def operator(self) -> OperatorService:
+        return OperatorService(self.db, utcnow, self.stacks, self.tenants, self.workers)
 
     def worker(self) -> WorkerLoop:
         engine = self.conf.engine

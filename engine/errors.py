@@ -264,3 +264,28 @@ class NotSupported(Invalid):
 
 class ResourceActionNotSupported(Invalid):
     msg_fmt = "{action} is not supported for resource."
+
+
+# --- the operator's CLI (kiln-manage) -------------------------------------------------
+
+
+class AmbiguousName(Invalid):
+    msg_fmt = "{kind} {name} is ambiguous: it matches {choices}; {hint}."
+
+
+class StackHeld(Conflict):
+    msg_fmt = ("Stack {stack} is being worked on by live worker {workers}; stop it or "
+               "cancel the operation first, or reset with --force.")
+
+
+class NothingToCancel(Conflict):
+    msg_fmt = "Operation {id} has already finished ({state}); there is nothing to cancel."
+
+
+class WorkerAlive(Conflict):
+    msg_fmt = ("Worker {id} on {host} (pid {pid}) is alive; only a dead worker can be "
+               "forgotten.")
+
+
+class TenantNotEmpty(Conflict):
+    msg_fmt = "Tenant {name} still has {count} stacks; delete them first."

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from engine import bootstrap
-from engine.cli import main as cli
+from engine.cli import app
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -14,4 +14,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         conf = bootstrap.load_config(config_args, "kiln-manage")
         return bootstrap.build(conf, check_schema=False)
 
-    return cli.main(list(sys.argv[1:] if argv is None else argv), build)
+    return app.main(list(sys.argv[1:] if argv is None else argv), build)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from engine.db import models  # noqa: F401 -- puts the tables on Base.metadata
+from engine.db.base import Base
 from engine.db.session import Database, map_database_errors
 from engine.errors import SchemaBehind, StartupFailed
 
@@ -66,3 +69,39 @@ def ensure_current(database: Database) -> None:
     current, head = current_revision(database), head_revision(database)
     if current != head:
         raise SchemaBehind(current=current or "an empty schema", head=head)
+
+
+PLUGIN_TABLE_PREFIX = "lifecycle_"
+
+
+def schema_differences(database: Database) -> list[str]:
+    """How the database's tables differ from the models (empty when they match): what
+    ``kiln-manage db check`` reports, so a migration that forgot a column is caught."""
+    from alembic.autogenerate import compare_metadata
+
+    with map_database_errors(), database.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={
+            "compare_type": True, "include_object": _kilns_own})
+        return [_describe(diff) for diff in compare_metadata(context, Base.metadata)]
+
+
+def _kilns_own(item: Any, name: str | None, kind: str, reflected: bool,
+               _compare_to: Any) -> bool:
+    """Leave out the tables of the built-in lifecycle plugins (``lifecycle_*``): the
+    migrations create them, but their models are the plugins' own, which the engine
+    does not import."""
+    table = name if kind == "table" else getattr(getattr(item, "table", None), "name", "")
+    return not (reflected and str(table).startswith(PLUGIN_TABLE_PREFIX)
+                and table not in _model_tables())
+
+
+def _model_tables() -> set[str]:
+    return set(Base.metadata.tables)
+
+
+def _describe(diff: Any) -> str:
+    if isinstance(diff, list):  # column modifications come grouped
+        return "; ".join(_describe(item) for item in diff)
+    kind, *details = diff
+    named = [getattr(d, "name", None) or str(d) for d in details if d is not None][:3]
+    return f"{kind} {' '.join(str(n) for n in named)}".strip()

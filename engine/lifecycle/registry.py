@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import importlib.metadata
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from stevedore import ExtensionManager
 from stevedore.extension import Extension
 
+from engine.distributions import Origin, origins
 from engine.errors import PluginConfigInvalid, PluginLoadFailed, PluginOrderInvalid
 from engine.lifecycle.base import LifecyclePlugin, PluginServices
 
@@ -52,12 +52,37 @@ class LoadedPlugin:
     ordinal: int
     timeout_seconds: float
     on_timeout: str  # "fail" | "warn"
-    distribution: str  # "<name> <version>" of the package that declared it, or ""
+    origin: Origin  # the package that declared it
+    entry_point: str = ""  # "module:Class", as declared
+
+    @property
+    def distribution(self) -> str:
+        """"<name> <version>" of the package that declared it, or ""."""
+        return str(self.origin)
+
+
+@dataclasses.dataclass(frozen=True)
+class DisabledPlugin:
+    """An installed lifecycle plugin the configuration leaves out, and why."""
+
+    name: str
+    entry_point: str
+    origin: Origin
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Declared:
+    plugin_class: type[LifecyclePlugin]
+    entry_point: str
+    origin: Origin
 
 
 class LifecycleRegistry:
-    def __init__(self, plugins: Sequence[LoadedPlugin]) -> None:
+    def __init__(self, plugins: Sequence[LoadedPlugin],
+                 disabled: Sequence[DisabledPlugin] = ()) -> None:
         self._plugins = tuple(plugins)
+        self._disabled = tuple(disabled)
         self._by_name = {loaded.name: loaded for loaded in self._plugins}
 
     @classmethod
@@ -80,19 +105,31 @@ class LifecycleRegistry:
         selected = _select(classes, settings)
         loaded = {}
         for name in selected:
-            plugin = _instantiate(name, classes[name][0], services, namespace)
+            declared = classes[name]
+            plugin = _instantiate(name, declared.plugin_class, services, namespace)
             loaded[name] = LoadedPlugin(
                 name=name, plugin=plugin, ordinal=_ordinal(name, plugin, namespace),
                 timeout_seconds=settings.plugin_timeout_seconds.get(
                     name, settings.timeout_seconds),
                 on_timeout=settings.plugin_on_timeout.get(name, settings.on_timeout),
-                distribution=classes[name][1])
-        return cls(order(loaded.values(), set(classes)))
+                origin=declared.origin, entry_point=declared.entry_point)
+        disabled = [
+            DisabledPlugin(name=name, entry_point=declared.entry_point, origin=declared.origin,
+                           reason=("listed in [lifecycle_plugins] disabled"
+                                   if name in settings.disabled else
+                                   "not listed in [lifecycle_plugins] enabled"))
+            for name, declared in sorted(classes.items()) if name not in loaded]
+        return cls(order(loaded.values(), set(classes)), disabled)
 
     @property
     def plugins(self) -> tuple[LoadedPlugin, ...]:
         """Enabled plugins in pre-op order."""
         return self._plugins
+
+    @property
+    def disabled(self) -> tuple[DisabledPlugin, ...]:
+        """Installed plugins the configuration leaves out, by name."""
+        return self._disabled
 
     def names(self) -> list[str]:
         return [loaded.name for loaded in self._plugins]
@@ -161,30 +198,22 @@ def _sorted(follows: Mapping[str, set[str]], unlocks: Mapping[str, list[str]],
 
 
 def _classes_by_name(extensions: Iterable[Extension[Any]],
-                     namespace: str) -> dict[str, tuple[type[LifecyclePlugin], str]]:
-    classes: dict[str, tuple[type[LifecyclePlugin], str]] = {}
+                     namespace: str) -> dict[str, _Declared]:
+    classes: dict[str, _Declared] = {}
+    declared_by = origins(namespace)
     for ext in extensions:
         plugin_class = ext.plugin
-        if ext.name in classes and classes[ext.name][0] is not plugin_class:
+        if ext.name in classes and classes[ext.name].plugin_class is not plugin_class:
             raise PluginLoadFailed(name=ext.name, namespace=namespace,
                                    reason="two installed plugins declare this name")
         if not (isinstance(plugin_class, type) and issubclass(plugin_class, LifecyclePlugin)):
             raise PluginLoadFailed(
                 name=ext.name, namespace=namespace,
                 reason="not a subclass of engine.lifecycle.base.LifecyclePlugin")
-        classes[ext.name] = (plugin_class, _distribution(ext.entry_point, namespace))
+        value = str(getattr(ext.entry_point, "value", ""))
+        classes[ext.name] = _Declared(
+            plugin_class, value, declared_by.get((ext.name, value), Origin("", "")))
     return classes
-
-
-def _distribution(entry_point: Any, namespace: str) -> str:
-    """"<name> <version>" of the package that declares the entry point, for operators
-    asking where a plugin came from (stevedore's cached entry points carry no dist)."""
-    for dist in importlib.metadata.distributions():
-        for candidate in dist.entry_points:
-            if (candidate.group == namespace and candidate.name == entry_point.name
-                    and candidate.value == entry_point.value):
-                return f"{dist.metadata['Name']} {dist.version}"
-    return ""
 
 
 def _select(classes: Mapping[str, Any], settings: LifecycleSettings) -> list[str]:

@@ -33,7 +33,11 @@ class ResourceTypeRegistry:
 
     def __init__(self, types: Mapping[str, type[Resource]],
                  constraints: Mapping[str, CustomCheck] | None = None,
-                 namespace: str = NAMESPACE) -> None:
+                 namespace: str = NAMESPACE,
+                 entry_points: Mapping[str, str] | None = None) -> None:
+        self.namespace = namespace
+        # type name -> "module:Class" as its entry point declares it
+        self.entry_points = dict(entry_points or {})
         self._constraints = dict(constraints or {})
         self._types = {name: self._bound(name, cls, namespace) for name, cls in types.items()}
         self._templates: dict[str, type[Resource]] = {}
@@ -67,7 +71,9 @@ class ResourceTypeRegistry:
                     reason=f"support_status {ext.plugin.support_status!r} is not one of "
                            f"{', '.join(TYPE_STATUSES)}")
             types[ext.name] = ext.plugin
-        return cls(types, constraints, namespace)
+        entry_points = {ext.name: str(getattr(ext.entry_point, "value", ""))
+                        for ext in extensions}
+        return cls(types, constraints, namespace, entry_points)
 
     def get(self, type_name: str) -> type[Resource]:
         if type_name.endswith(TEMPLATE_SUFFIXES):

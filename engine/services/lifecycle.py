@@ -20,16 +20,21 @@ LOG = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class PluginRecord:
+    """An installed lifecycle plugin; enabled ones have a position (1 runs first)."""
+
     name: str
-    position: int
-    ordinal: int
-    before: tuple[str, ...]
-    after: tuple[str, ...]
-    timeout_seconds: float
-    on_timeout: str
-    supports_dry_run: bool
-    plugin_class: str
+    enabled: bool
+    reason: str  # why it is disabled; "" when enabled
+    entry_point: str  # "module:Class"
     distribution: str
+    version: str
+    position: int | None = None
+    ordinal: int | None = None
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    timeout_seconds: float | None = None
+    on_timeout: str | None = None
+    supports_dry_run: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,21 +67,33 @@ class UpdateTarget:
     stored_secrets: tuple[str, ...]  # hidden values of the stored definition
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 class LifecycleService:
     def __init__(self, plugins: LifecycleRegistry) -> None:
         self._plugins = plugins
 
     def list_plugins(self) -> list[PluginRecord]:
+        """Every installed plugin: the enabled ones in the order their pre-ops run, then
+        the disabled ones by name."""
         records = []
         for position, loaded in enumerate(self._plugins.plugins, start=1):
             cls = type(loaded.plugin)
             records.append(PluginRecord(
-                name=loaded.name, position=position, ordinal=loaded.ordinal,
-                before=tuple(cls.before), after=tuple(cls.after),
+                name=loaded.name, enabled=True, reason="",
+                entry_point=loaded.entry_point or f"{cls.__module__}:{cls.__qualname__}",
+                distribution=loaded.origin.distribution, version=loaded.origin.version,
+                position=position, ordinal=loaded.ordinal,
+                before=_names(cls.before), after=_names(cls.after),
                 timeout_seconds=loaded.timeout_seconds, on_timeout=loaded.on_timeout,
-                supports_dry_run=cls.supports_dry_run,
-                plugin_class=f"{cls.__module__}:{cls.__qualname__}",
-                distribution=loaded.distribution))
+                supports_dry_run=cls.supports_dry_run))
+        records += [PluginRecord(name=off.name, enabled=False, reason=off.reason,
+                                 entry_point=off.entry_point,
+                                 distribution=off.origin.distribution,
+                                 version=off.origin.version)
+                    for off in self._plugins.disabled]
         return records
 
     def describe(self, stack_id: str) -> list[dict[str, Any]]:

@@ -179,7 +179,7 @@ class StackService:
                                                   f"tenant, {limit}. Please delete some "
                                                   "stacks.")
             queries.add_stack_with_operation(session, stack, operation, stack.created_at)
-            return self._record(proposal.ir, stack)
+            return stack_record(proposal.ir, stack)
 
     # --- dry runs -----------------------------------------------------------------------
 
@@ -204,7 +204,7 @@ class StackService:
                 metadata=redact(node.metadata or {}, secrets)))
         outputs = [{"output_key": o.name, "description": o.description, "output_value": None}
                    for o in ir.outputs.values()]
-        return StackPreview(stack=self._record(ir, stack), outputs=outputs,
+        return StackPreview(stack=stack_record(ir, stack), outputs=outputs,
                             resources=resources, lifecycle=self._dry_run(ctx, proposal))
 
     def validate(self, ctx: RequestContext, body: Mapping[str, Any]) -> TemplateValidation:
@@ -370,7 +370,7 @@ class StackService:
         with self._db.read() as session:
             stack = self._stack(session, ctx, name, stack_id)
         # NOTE: built outside the transaction: a large template takes a while.
-        return self._record(self._ir(stack), stack)
+        return stack_record(self._ir(stack), stack)
 
     def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
         """One page of the tenant's stacks (every tenant's with ``all_tenants``) and how
@@ -383,7 +383,7 @@ class StackService:
                 filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
                 limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,
                 sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested)
-            return [self._record(None, row) for row in rows], total
+            return [stack_record(None, row) for row in rows], total
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
         with self._db.read() as session:
@@ -578,6 +578,9 @@ class StackService:
                             ) -> list[ResourceTypeRecord]:
         return type_catalogue.list_types(self._registry, filters)
 
+    def installed_resource_types(self) -> list[type_catalogue.InstalledType]:
+        return type_catalogue.installed_types(self._registry)
+
     def get_resource_type(self, type_name: str) -> ResourceTypeRecord:
         return type_catalogue.get_type(self._registry, type_name)
 
@@ -617,20 +620,22 @@ class StackService:
         self._irs[key] = ir
         return ir
 
-    def _record(self, ir: ResolvedStack | None, stack: Stack) -> StackRecord:
-        parameters: dict[str, Any] = {}
-        if ir is not None:
-            shown = masked(ir.parameter_schemas, ir.parameters)
-            parameters = {k: _stringify(v) for k, v in shown.items()}
-        description = stack.description or "No description"
-        return StackRecord(
-            id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
-            status=stack.status, status_reason=stack.status_reason, description=description,
-            template_description=description, parameters=parameters,
-            outputs=None if stack.deleted_at else (stack.outputs or []),
-            tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
-            timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
-            updated_at=stack.updated_at, deleted_at=stack.deleted_at, parent=stack.owner_id)
+
+def stack_record(ir: ResolvedStack | None, stack: Stack) -> StackRecord:
+    """A stack row as a record; without its IR the parameters are left out (lists)."""
+    parameters: dict[str, Any] = {}
+    if ir is not None:
+        shown = masked(ir.parameter_schemas, ir.parameters)
+        parameters = {k: _stringify(v) for k, v in shown.items()}
+    description = stack.description or "No description"
+    return StackRecord(
+        id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
+        status=stack.status, status_reason=stack.status_reason, description=description,
+        template_description=description, parameters=parameters,
+        outputs=None if stack.deleted_at else (stack.outputs or []),
+        tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
+        timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
+        updated_at=stack.updated_at, deleted_at=stack.deleted_at, parent=stack.owner_id)
 
 
 def _stack_name(body: Mapping[str, Any]) -> str:

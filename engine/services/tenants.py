@@ -13,10 +13,10 @@ import secrets
 from collections.abc import Callable
 
 from engine.context import ROLES, SIGNAL_ROLE
-from engine.db import queries, signals
+from engine.db import admin, queries, signals
 from engine.db.models import Tenant, Token
 from engine.db.session import Database
-from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound
+from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound, TenantNotEmpty
 from engine.services.records import IssuedToken, Principal, TenantRecord, TokenRecord
 
 Clock = Callable[[], datetime.datetime]
@@ -62,6 +62,26 @@ class TenantService:
         with self._db.read() as session:
             owner = queries.get_tenant(session, tenant)
             return [_token(t) for t in queries.list_tokens(session, owner.id)]
+
+    def delete_tenant(self, name_or_id: str) -> TenantRecord:
+        """Remove a tenant with its tokens and the records of its deleted stacks; one that
+        still has stacks is refused (deleting them is the tenant's business)."""
+        with self._db.transaction() as session:
+            tenant = queries.get_tenant(session, name_or_id)
+            live = admin.count_stacks(session, tenant.id, live_only=True)
+            if live:
+                raise TenantNotEmpty(name=tenant.name, count=live)
+            record = _tenant(tenant)
+            admin.delete_tenant(session, tenant.id)
+        return record
+
+    def revoke_token(self, token_id: str) -> TokenRecord:
+        """Revoke a token; it stops authenticating at once. Revoking twice is a no-op."""
+        with self._db.transaction() as session:
+            token = admin.revoke_token(session, token_id, self._clock())
+            if token is None:
+                raise EntityNotFound(entity="Token", name=token_id)
+            return _token(token)
 
     def is_live(self, secret: str) -> bool:
         with self._db.read() as session:

@@ -17,6 +17,7 @@ import re
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
+from engine.distributions import Origin, origins
 from engine.errors import BadRequest, EntityNotFound, Invalid
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
@@ -28,6 +29,17 @@ from engine.services.records import ResourceTypeRecord
 #: ``|``; ``k`` of them can split a name of ``n`` characters in about ``n**(k-1)`` ways, a
 #: few milliseconds per type at four.
 MAX_NAME_CHOICES = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class InstalledType:
+    """A resource type as an operator sees it: where it comes from."""
+
+    name: str
+    entry_point: str  # "module:Class"
+    distribution: str
+    version: str
+    support_status: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +69,19 @@ def list_types(registry: ResourceTypeRegistry, filters: TypeFilters
         if filters.support_status is not None and cls.support_status != filters.support_status:
             continue
         found.append(describe_type(type_name, cls))
+    return found
+
+
+def installed_types(registry: ResourceTypeRegistry) -> list[InstalledType]:
+    """Every type the registry loaded, by name, with the distribution declaring it."""
+    declared_by = origins(registry.namespace)
+    found = []
+    for type_name in registry.names():
+        value = registry.entry_points.get(type_name, "")
+        origin = declared_by.get((type_name, value), Origin("", ""))
+        found.append(InstalledType(name=type_name, entry_point=value,
+                                   distribution=origin.distribution, version=origin.version,
+                                   support_status=registry.get(type_name).support_status))
     return found
 
 

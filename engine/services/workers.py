@@ -8,9 +8,10 @@ import datetime
 from collections.abc import Callable
 
 from engine.context import RequestContext
-from engine.db import leases
+from engine.db import admin, leases
+from engine.db.models import Worker
 from engine.db.session import Database
-from engine.errors import ServicesForbidden
+from engine.errors import AmbiguousName, EntityNotFound, ServicesForbidden, WorkerAlive
 
 Clock = Callable[[], datetime.datetime]
 
@@ -43,8 +44,29 @@ class WorkerService:
         now = self._clock()
         with self._db.read() as session:
             rows = leases.list_workers(session, now)
-        return [WorkerRecord(id=w.id, host=w.host, pid=w.pid, started_at=w.started_at,
-                             heartbeat_at=w.heartbeat_at, stopped_at=w.stopped_at,
-                             steps_held=held,
-                             alive=w.stopped_at is None and now - w.heartbeat_at < self._lease)
-                for w, held in rows]
+        return [self._record(worker, held, now) for worker, held in rows]
+
+    def forget(self, id_or_prefix: str) -> WorkerRecord:
+        """Remove a dead worker's row (``kiln-manage worker forget``). Its leases have
+        lapsed already, so nothing of its work depends on the row; a live worker is
+        refused, since it would only register again."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            found = admin.find_workers(session, id_or_prefix)
+            if len(found) > 1:
+                raise AmbiguousName(kind="Worker", name=id_or_prefix,
+                                    choices=", ".join(w.id for w in found),
+                                    hint="give more of the id")
+            if not found:
+                raise EntityNotFound(entity="Worker", name=id_or_prefix)
+            record = self._record(found[0], 0, now)
+            if record.alive:
+                raise WorkerAlive(id=record.id, host=record.host, pid=record.pid)
+            admin.delete_worker(session, record.id)
+        return record
+
+    def _record(self, worker: Worker, held: int, now: datetime.datetime) -> WorkerRecord:
+        return WorkerRecord(
+            id=worker.id, host=worker.host, pid=worker.pid, started_at=worker.started_at,
+            heartbeat_at=worker.heartbeat_at, stopped_at=worker.stopped_at, steps_held=held,
+            alive=worker.stopped_at is None and now - worker.heartbeat_at < self._lease)

@@ -1,46 +1,84 @@
-"""``kiln-manage db upgrade|downgrade|current|check``."""
+"""``kiln-manage db upgrade|downgrade|current|check``: the schema."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from cliff.command import Command
+
+from engine.cli.base import KilnCommand, KilnShowOne
 from engine.db import migration
+from engine.errors import StartupFailed
 
 
-def register(nouns: Any) -> None:
-    db = nouns.add_parser("db", help="database schema").add_subparsers(dest="verb", required=True)
-    upgrade = db.add_parser("upgrade", help="migrate the schema to the newest revision")
-    upgrade.add_argument("--revision", default="head")
-    upgrade.set_defaults(handler=_upgrade)
-    downgrade = db.add_parser("downgrade", help="migrate the schema back to REVISION")
-    downgrade.add_argument("revision")
-    downgrade.set_defaults(handler=_downgrade)
-    db.add_parser("current", help="print the schema revision").set_defaults(handler=_current)
-    db.add_parser("check", help="exit 1 unless the schema is at the newest revision"
-                  ).set_defaults(handler=_check)
+class Upgrade(KilnCommand):
+    """Migrate the database schema to the newest revision (or to --revision)."""
+
+    needs_current_schema = False
+    example = "kiln-manage db upgrade"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--revision", default="head", help="target revision (head)")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        migration.upgrade(self.kiln.db, parsed_args.revision)
+        print(f"Database at revision {migration.current_revision(self.kiln.db)}")
+        return 0
 
 
-def _upgrade(kiln: Any, args: argparse.Namespace) -> int:
-    migration.upgrade(kiln.db, args.revision)
-    print(f"Database at revision {migration.current_revision(kiln.db)}")
-    return 0
+class Downgrade(KilnCommand):
+    """Migrate the database schema back to REVISION ("base" empties it)."""
+
+    needs_current_schema = False
+    example = "kiln-manage db downgrade 0009"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("revision")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        migration.downgrade(self.kiln.db, parsed_args.revision)
+        print(f"Database at revision {migration.current_revision(self.kiln.db) or 'base'}")
+        return 0
 
 
-def _downgrade(kiln: Any, args: argparse.Namespace) -> int:
-    migration.downgrade(kiln.db, args.revision)
-    print(f"Database at revision {migration.current_revision(kiln.db) or 'base'}")
-    return 0
+class Current(KilnShowOne):
+    """Show the schema revision of the database and the newest this Kiln knows."""
+
+    needs_current_schema = False
+    example = "kiln-manage db current -f value -c current"
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        current = migration.current_revision(self.kiln.db) or "base"
+        head = migration.head_revision(self.kiln.db)
+        return ("current", "head", "up_to_date"), (current, head, current == head)
 
 
-def _current(kiln: Any, args: argparse.Namespace) -> int:
-    current = migration.current_revision(kiln.db)
-    head = migration.head_revision(kiln.db)
-    print(f"{current or 'base'} (head: {head})")
-    return 0
+class Check(KilnCommand):
+    """Exit 1 unless the schema is at the newest revision and matches the models.
+
+    The second half compares the tables the database has with what the models declare
+    (columns, types, indexes), so a migration that forgot something is caught."""
+
+    needs_current_schema = False
+    example = "kiln-manage db check && kiln-all"
+
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        migration.ensure_current(self.kiln.db)
+        differences = migration.schema_differences(self.kiln.db)
+        if differences:
+            raise StartupFailed(reason="the database schema does not match Kiln's models: "
+                                       + "; ".join(differences))
+        print(f"Database schema is current ({migration.head_revision(self.kiln.db)}) and "
+              f"matches the models")
+        return 0
 
 
-def _check(kiln: Any, args: argparse.Namespace) -> int:
-    migration.ensure_current(kiln.db)
-    print("Database schema is current")
-    return 0
+COMMANDS: dict[str, type[Command]] = {
+    "db upgrade": Upgrade, "db downgrade": Downgrade, "db current": Current, "db check": Check,
+}
+

@@ -7,91 +7,161 @@ import json
 import os
 from typing import Any
 
-from engine.cli.output import emit
+from cliff.command import Command
+
+from engine.cli.base import KilnCommand, KilnLister, KilnShowOne, when
 from engine.context import ADMIN_ROLE, ROLES
 
 DEMO_TENANT = "demo"
 DEMO_CREDENTIALS = "demo-credentials.json"
+TENANT_FIELDS = ("id", "name", "created_at")
+TOKEN_FIELDS = ("id", "tenant_id", "role", "created_at", "last_used_at", "revoked_at")
 
 
-def register(nouns: Any) -> None:
-    tenant = nouns.add_parser("tenant", help="tenants").add_subparsers(dest="verb", required=True)
-    create = tenant.add_parser("create", help="create a tenant")
-    create.add_argument("name")
-    _format(create)
-    create.set_defaults(handler=_tenant_create)
-    listing = tenant.add_parser("list", help="list tenants")
-    _format(listing)
-    listing.set_defaults(handler=_tenant_list)
-
-    token = nouns.add_parser("token", help="API tokens").add_subparsers(dest="verb", required=True)
-    issue = token.add_parser("create", help="create a token; it is printed once")
-    issue.add_argument("--tenant", required=True, help="tenant name or id")
-    issue.add_argument("--role", choices=ROLES, default="member")
-    _format(issue)
-    issue.set_defaults(handler=_token_create)
-    tokens = token.add_parser("list", help="list a tenant's tokens (never the secrets)")
-    tokens.add_argument("--tenant", required=True)
-    _format(tokens)
-    tokens.set_defaults(handler=_token_list)
-
-    demo = nouns.add_parser("demo-env", help="ensure a demo tenant and admin token; print the "
-                                             "shell line that points clients at Kiln")
-    demo.set_defaults(handler=_demo_env)
+def _tenant(record: Any) -> tuple[Any, ...]:
+    return (record.id, record.name, when(record.created_at))
 
 
-def _format(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--format", choices=("table", "json"), default="table")
+def _token(record: Any) -> tuple[Any, ...]:
+    return (record.id, record.tenant_id, record.role, when(record.created_at),
+            when(record.last_used_at), when(record.revoked_at))
 
 
-def _tenant_create(kiln: Any, args: argparse.Namespace) -> int:
-    record = kiln.tenants.create_tenant(args.name)
-    emit([{"id": record.id, "name": record.name, "created_at": record.created_at}],
-         args.format, single=True)
-    return 0
+class TenantCreate(KilnShowOne):
+    """Create a tenant."""
+
+    example = "kiln-manage tenant create acme"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("name")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        return TENANT_FIELDS, _tenant(self.kiln.tenants.create_tenant(parsed_args.name))
 
 
-def _tenant_list(kiln: Any, args: argparse.Namespace) -> int:
-    emit([{"id": t.id, "name": t.name, "created_at": t.created_at}
-          for t in kiln.tenants.list_tenants()], args.format)
-    return 0
+class TenantList(KilnLister):
+    """List tenants."""
+
+    example = "kiln-manage tenant list -f value -c name"
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        return TENANT_FIELDS, [_tenant(t) for t in self.kiln.tenants.list_tenants()]
 
 
-def _token_create(kiln: Any, args: argparse.Namespace) -> int:
-    issued = kiln.tenants.create_token(args.tenant, args.role)
-    emit([{"id": issued.token.id, "tenant_id": issued.token.tenant_id,
-           "role": issued.token.role, "token": issued.secret}], args.format, single=True)
-    return 0
+class TenantShow(KilnShowOne):
+    """Show a tenant, with how many tokens and live stacks it has."""
+
+    example = "kiln-manage tenant show acme"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("tenant", help="name or id")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        tenant = self.kiln.tenants.get_tenant(parsed_args.tenant)
+        tokens = self.kiln.tenants.list_tokens(tenant.id)
+        live = [t for t in tokens if t.revoked_at is None]
+        stacks = self.kiln.operator.count_stacks(tenant.id)
+        return ((*TENANT_FIELDS, "tokens", "live_tokens", "stacks"),
+                (*_tenant(tenant), len(tokens), len(live), stacks))
 
 
-def _token_list(kiln: Any, args: argparse.Namespace) -> int:
-    emit([{"id": t.id, "role": t.role, "created_at": t.created_at,
-           "last_used_at": t.last_used_at, "revoked_at": t.revoked_at}
-          for t in kiln.tenants.list_tokens(args.tenant)], args.format)
-    return 0
+class TenantDelete(KilnCommand):
+    """Delete a tenant, its tokens and the records of its deleted stacks.
+
+    A tenant that still has stacks is refused: delete them through the API first."""
+
+    example = "kiln-manage tenant delete acme"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("tenant", help="name or id")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        record = self.kiln.tenants.delete_tenant(parsed_args.tenant)
+        print(f"Deleted tenant {record.name} ({record.id})")
+        return 0
 
 
-def _demo_env(kiln: Any, args: argparse.Namespace) -> int:
-    """Reuse the stored demo credentials while they work; otherwise make new ones.
+class TokenCreate(KilnShowOne):
+    """Create an API token for a tenant; the secret is printed once.
 
+    Only the token's hash is stored, so the secret cannot be shown again."""
+
+    example = "kiln-manage token create --tenant acme --role member -f value -c token"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--tenant", required=True, help="tenant name or id")
+        parser.add_argument("--role", choices=ROLES, default="member")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        issued = self.kiln.tenants.create_token(parsed_args.tenant, parsed_args.role)
+        return (*TOKEN_FIELDS, "token"), (*_token(issued.token), issued.secret)
+
+
+class TokenList(KilnLister):
+    """List a tenant's tokens by id, role, creation and last use (never the secrets)."""
+
+    example = "kiln-manage token list --tenant acme"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--tenant", required=True, help="tenant name or id")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        return TOKEN_FIELDS, [_token(t) for t in self.kiln.tenants.list_tokens(
+            parsed_args.tenant)]
+
+
+class TokenRevoke(KilnShowOne):
+    """Revoke a token by id: it stops authenticating at once."""
+
+    example = "kiln-manage token revoke 5d0c7e9a-…"
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("token_id")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        return TOKEN_FIELDS, _token(self.kiln.tenants.revoke_token(parsed_args.token_id))
+
+
+class DemoEnv(KilnCommand):
+    """Print the shell line that points the openstack CLI at this Kiln (demo tenant).
+
+    Ensures a tenant "demo" and an admin token for it, and prints the exports that
+    python-heatclient and ``openstack stack …`` read.
     The secret is kept in a 0600 file under state_path because only its hash is in the
-    database: it is the operator's own local credential, like an openrc file.
-    """
-    path = os.path.join(kiln.conf.state_path, DEMO_CREDENTIALS)
-    tenant = kiln.tenants.find_tenant(DEMO_TENANT) or kiln.tenants.create_tenant(DEMO_TENANT)
-    creds = _read(path)
-    if not (creds and creds.get("tenant_id") == tenant.id
-            and kiln.tenants.is_live(creds.get("token", ""))):
-        issued = kiln.tenants.create_token(tenant.id, ADMIN_ROLE)
-        creds = {"tenant_id": tenant.id, "token": issued.secret}
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # O_CREAT's mode does not narrow a file that already existed
-        with os.fdopen(fd, "w") as handle:
-            json.dump(creds, handle)
-    print(f"export OS_AUTH_TYPE=admin_token "
-          f"OS_ENDPOINT={kiln.api_url}/v1/{creds['tenant_id']} OS_TOKEN={creds['token']}")
-    return 0
+    database: it is the operator's own local credential, like an openrc file."""
+
+    example = 'eval "$(kiln-manage demo-env)"'
+
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        kiln = self.kiln
+        path = os.path.join(kiln.conf.state_path, DEMO_CREDENTIALS)
+        tenant = (kiln.tenants.find_tenant(DEMO_TENANT)
+                  or kiln.tenants.create_tenant(DEMO_TENANT))
+        creds = _read(path)
+        if not (creds and creds.get("tenant_id") == tenant.id
+                and kiln.tenants.is_live(creds.get("token", ""))):
+            issued = kiln.tenants.create_token(tenant.id, ADMIN_ROLE)
+            creds = {"tenant_id": tenant.id, "token": issued.secret}
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)  # O_CREAT's mode does not narrow a file that existed
+            with os.fdopen(fd, "w") as handle:
+                json.dump(creds, handle)
+        print(f"export OS_AUTH_TYPE=admin_token "
+              f"OS_ENDPOINT={kiln.api_url}/v1/{creds['tenant_id']} OS_TOKEN={creds['token']}")
+        return 0
 
 
 def _read(path: str) -> dict[str, str] | None:
@@ -101,3 +171,10 @@ def _read(path: str) -> dict[str, str] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+COMMANDS: dict[str, type[Command]] = {
+    "tenant create": TenantCreate, "tenant list": TenantList, "tenant show": TenantShow,
+    "tenant delete": TenantDelete, "token create": TokenCreate, "token list": TokenList,
+    "token revoke": TokenRevoke, "demo-env": DemoEnv,
+}

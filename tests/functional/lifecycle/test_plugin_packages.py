@@ -43,11 +43,11 @@ def test_the_admin_cli_lists_third_party_plugins_in_call_order(
     env = with_path(servers.kiln_environment(tmp_path / "state", None),
                     test_plugins_site, tmp_path / "cache")
     servers.manage(env, "db", "upgrade")
-    listed = json.loads(servers.manage(env, "lifecycle", "list", "--format", "json").stdout)
+    listed = json.loads(servers.manage(env, "plugins", "list", "--format", "json").stdout)
 
-    assert [(p["name"], p["ordinal"]) for p in listed] == [
-        ("policy", 10), ("audit", 5), ("quota", 20), ("gate", 60), ("placement", 50),
-        ("hang", 70)]
+    assert [(p["position"], p["name"], p["ordinal"], p["enabled"]) for p in listed] == [
+        (1, "policy", 10, True), (2, "audit", 5, True), (3, "quota", 20, True),
+        (4, "gate", 60, True), (5, "placement", 50, True), (6, "hang", 70, True)]
     audit = listed[1]
-    assert (audit["after"], audit["distribution"], audit["class"]) == (
-        "policy", "kiln-test-lifecycle 1.0", "kiln_test_lifecycle.plugins:Audit")
+    assert (audit["after"], audit["distribution"], audit["version"], audit["entry_point"]) == (
+        "policy", "kiln-test-lifecycle", "1.0", "kiln_test_lifecycle.plugins:Audit")

@@ -17,6 +17,7 @@ from oslo_config import cfg
 from stevedore.extension import Extension
 
 from engine.db.session import Database
+from engine.distributions import Origin
 from engine.errors import PluginConfigInvalid, PluginLoadFailed, PluginOrderInvalid
 from engine.lifecycle.base import DEFAULT_ORDINAL, LifecyclePlugin, PluginServices
 from engine.lifecycle.registry import (
@@ -329,7 +330,7 @@ def test_an_ordinal_that_raises_fails(services: PluginServices) -> None:
 
 def test_a_registry_can_be_built_from_loaded_plugins(services: PluginServices) -> None:
     loaded = LoadedPlugin(name="p", plugin=LifecyclePlugin(), ordinal=1, timeout_seconds=1.0,
-                          on_timeout="warn", distribution="")
+                          on_timeout="warn", origin=Origin("", ""))
     registry = LifecycleRegistry([loaded])
     assert registry.plugins == (loaded,)
     assert registry.find("p") is loaded

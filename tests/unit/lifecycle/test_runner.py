@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from engine.context import RequestContext
+from engine.distributions import Origin
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LoadedPlugin
 from engine.lifecycle.runner import (
@@ -84,7 +85,7 @@ class Hanging(LifecyclePlugin):
 def loaded(plugin: LifecyclePlugin, name: str = "gate", timeout: float = 10.0,
            on_timeout: str = "fail") -> LoadedPlugin:
     return LoadedPlugin(name=name, plugin=plugin, ordinal=100, timeout_seconds=timeout,
-                        on_timeout=on_timeout, distribution="")
+                        on_timeout=on_timeout, origin=Origin("", ""))
 
 
 @pytest.fixture

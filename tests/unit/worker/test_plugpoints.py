@@ -19,6 +19,7 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.models import Operation, Resource, Step
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
+from engine.distributions import Origin
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.view import StackView
@@ -87,7 +88,7 @@ class Recording(LifecyclePlugin):
 def loaded(plugin: Recording, timeout: float = 10.0, on_timeout: str = "fail"
            ) -> LoadedPlugin:
     return LoadedPlugin(name=plugin.name, plugin=plugin, ordinal=100, timeout_seconds=timeout,
-                        on_timeout=on_timeout, distribution="")
+                        on_timeout=on_timeout, origin=Origin("", ""))
 
 
 def recorders(log: list[Entry], *names: str) -> list[Recording]:

@@ -1,0 +1,308 @@
+"""The operator's view (``kiln-manage``): every tenant's stacks and operations, and the
+repairs of last resort.
+
+Reads of one stack reuse :class:`StackService` with an admin context of the stack's own
+tenant, so hidden parameters are masked exactly as the API masks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from engine.context import ADMIN_ROLE, RequestContext
+from engine.db import admin, queries, steps
+from engine.db.models import Operation, Stack
+from engine.db.session import Database
+from engine.db.states import OP_COMPLETE, OP_FAILED, STACK_ACTION
+from engine.errors import (
+    AmbiguousName,
+    EntityNotFound,
+    InvalidFilter,
+    NothingToCancel,
+    StackHeld,
+)
+from engine.services.listing import split_statuses
+from engine.services.records import StackRecord
+from engine.services.stacks import StackService, stack_record
+from engine.services.tenants import TenantService
+from engine.services.workers import WorkerRecord, WorkerService
+
+Clock = Callable[[], datetime.datetime]
+RESET_STATUSES = ("FAILED", "COMPLETE")
+STACK_ORDERS = ("name", "status", "created", "updated")
+EVENT_REASON_LENGTH = 255  # the events.reason column
+
+
+@dataclasses.dataclass(frozen=True)
+class StackRef:
+    """A stack found by the operator, and the tenant it belongs to."""
+
+    id: str
+    name: str
+    tenant_id: str
+    tenant_name: str
+
+    def context(self) -> RequestContext:
+        """An admin of the stack's own tenant: what the operator reads it as."""
+        return RequestContext(tenant_id=self.tenant_id, token_tenant_id=self.tenant_id,
+                              role=ADMIN_ROLE, username="kiln-manage")
+
+
+@dataclasses.dataclass(frozen=True)
+class StackFilter:
+    tenant: str | None = None  # name or id
+    names: Sequence[str] = ()
+    actions: Sequence[str] = ()
+    statuses: Sequence[str] = ()  # COMPLETE, or with its action: CREATE_FAILED
+    older_than: datetime.timedelta | None = None  # last changed longer ago than this
+    show_deleted: bool = False
+    show_nested: bool = False
+    order: str = "created"
+    descending: bool = True
+    limit: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ListedStack:
+    stack: StackRecord
+    tenant_name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OperationRecord:
+    id: str
+    stack_id: str
+    stack_name: str
+    tenant_id: str
+    action: str
+    state: str
+    attempt: int
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+    finished_at: datetime.datetime | None
+    deadline_at: datetime.datetime
+    # The workers holding the operation's lease or a lease on one of its steps (a
+    # running operation is held through its steps), and when the last lease runs out.
+    held_by: tuple[str, ...]
+    lease_expires_at: datetime.datetime | None
+    # Whether any holder is a worker heartbeating now; None when nobody holds it.
+    holder_alive: bool | None
+    failure_reason: str | None
+    cancelled: bool
+    steps: admin.StepCounts
+    step_holders: dict[str, int]  # worker id -> steps it holds a live lease on
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("COMPLETE", "FAILED")
+
+
+def _settled(operation: Operation) -> bool:
+    return operation.state in (OP_COMPLETE, OP_FAILED)
+
+
+class OperatorService:
+    def __init__(self, db: Database, clock: Clock, stacks: StackService,
+                 tenants: TenantService, workers: WorkerService) -> None:
+        self._db = db
+        self._clock = clock
+        self._stacks = stacks
+        self._tenants = tenants
+        self._workers = workers
+
+    @property
+    def stacks(self) -> StackService:
+        """The tenant-facing reads, for a found stack's ``StackRef.context()``."""
+        return self._stacks
+
+    # --- stacks -------------------------------------------------------------------------
+
+    def find_stack(self, name_or_id: str, tenant: str | None = None) -> StackRef:
+        """A stack by id (deleted ones too) or by live name, in any tenant unless
+        ``tenant`` (name or id) narrows it. A name used in several tenants is an error
+        that names them."""
+        tenant_id = self._tenants.get_tenant(tenant).id if tenant else None
+        with self._db.read() as session:
+            found = admin.find_stacks(session, name_or_id, tenant_id)
+            names = admin.tenant_names(session, {stack.tenant_id for stack in found})
+        if not found:
+            raise EntityNotFound(entity="Stack", name=name_or_id)
+        if len(found) > 1:
+            raise AmbiguousName(
+                kind="Stack", name=name_or_id,
+                choices=", ".join(f"{s.id} in tenant {names.get(s.tenant_id, s.tenant_id)}"
+                                  for s in found),
+                hint="give the stack id, or the tenant with --tenant")
+        stack = found[0]
+        return StackRef(stack.id, stack.name, stack.tenant_id,
+                        names.get(stack.tenant_id, stack.tenant_id))
+
+    def list_stacks(self, wanted: StackFilter) -> list[ListedStack]:
+        if wanted.order not in STACK_ORDERS:
+            raise InvalidFilter(keys=[f"sort {wanted.order}"])
+        tenant_id = self._tenants.get_tenant(wanted.tenant).id if wanted.tenant else None
+        actions, statuses = split_statuses(wanted.statuses)
+        unknown = [value for value in wanted.statuses if not split_statuses([value])[1]]
+        if unknown:
+            raise InvalidFilter(keys=[f"status {value}" for value in unknown])
+        cutoff = self._clock() - wanted.older_than if wanted.older_than else None
+        with self._db.read() as session:
+            rows = admin.list_stacks(
+                session, tenant_id=tenant_id, names=wanted.names,
+                actions=sorted({a.upper() for a in wanted.actions} | actions),
+                statuses=sorted(statuses), changed_before=cutoff,
+                show_deleted=wanted.show_deleted, show_nested=wanted.show_nested,
+                order=wanted.order, descending=wanted.descending, limit=wanted.limit)
+            names = admin.tenant_names(session, {row.tenant_id for row in rows})
+            return [ListedStack(stack_record(None, row), names.get(row.tenant_id, row.tenant_id))
+                    for row in rows]
+
+    def count_stacks(self, tenant_id: str) -> int:
+        """The tenant's live stacks."""
+        with self._db.read() as session:
+            return admin.count_stacks(session, tenant_id, live_only=True)
+
+    def stack(self, ref: StackRef) -> StackRecord:
+        return self._stacks.get(ref.context(), ref.name, ref.id)
+
+    # --- operations ---------------------------------------------------------------------
+
+    def operations(self, *, unfinished_only: bool = True, stack: StackRef | None = None,
+                   limit: int | None = None) -> list[OperationRecord]:
+        with self._db.read() as session:
+            rows = admin.list_operations(session, unfinished_only=unfinished_only,
+                                         stack_id=stack.id if stack else None, limit=limit)
+            return self._records(session, rows)
+
+    def operation(self, id_or_prefix: str) -> OperationRecord:
+        with self._db.read() as session:
+            rows = admin.find_operations(session, id_or_prefix)
+            if len(rows) > 1:
+                raise AmbiguousName(kind="Operation", name=id_or_prefix,
+                                    choices=", ".join(op.id for op, _stack in rows),
+                                    hint="give more of the id")
+            if not rows:
+                raise EntityNotFound(entity="Operation", name=id_or_prefix)
+            return self._records(session, rows)[0]
+
+    def current_operation(self, ref: StackRef) -> OperationRecord | None:
+        """The stack's operation that has not finished its post-ops, if any."""
+        found = self.operations(stack=ref, limit=1)
+        return found[0] if found else None
+
+    def cancel_operation(self, id_or_prefix: str) -> OperationRecord:
+        """Have a worker end the operation now, failed and without rollback, as a
+        tenant's ``cancel_without_rollback`` does; a PENDING one never starts."""
+        operation_id = self.operation(id_or_prefix).id
+        now = self._clock()
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None:
+                raise EntityNotFound(entity="Operation", name=id_or_prefix)
+            if operation.finished_at is not None:
+                raise NothingToCancel(id=operation.id, state=operation.state)
+            operation.payload = {**(operation.payload or {}), "cancelled": "operator"}
+            operation.deadline_at = now
+        return self.operation(operation_id)
+
+    def _records(self, session: Any, rows: Sequence[tuple[Operation, Stack]]
+                 ) -> list[OperationRecord]:
+        now = self._clock()
+        counts = admin.step_counts(session, [op.id for op, _stack in rows])
+        alive = {w.id for w in self._workers.list_workers() if w.alive}
+        records = []
+        for op, stack in rows:
+            holders = admin.step_holders(session, op.id, now) if not _settled(op) else {}
+            leases = {owner: expires for owner, (_count, expires) in holders.items()}
+            if op.lease_owner and op.lease_expires_at and op.lease_expires_at >= now:
+                leases[op.lease_owner] = max(op.lease_expires_at,
+                                             leases.get(op.lease_owner, op.lease_expires_at))
+            records.append(OperationRecord(
+                id=op.id, stack_id=stack.id, stack_name=stack.name, tenant_id=stack.tenant_id,
+                action=op.action, state=op.state, attempt=op.attempt,
+                created_at=op.created_at, updated_at=op.updated_at,
+                finished_at=op.finished_at, deadline_at=op.deadline_at,
+                held_by=tuple(sorted(leases)),
+                lease_expires_at=max(leases.values()) if leases else None,
+                holder_alive=bool(set(leases) & alive) if leases else None,
+                failure_reason=op.failure_reason,
+                cancelled=bool((op.payload or {}).get("cancelled")),
+                steps=counts.get(op.id, admin.StepCounts()),
+                step_holders={owner: count for owner, (count, _exp) in holders.items()}))
+        return records
+
+    # --- repair -------------------------------------------------------------------------
+
+    def reset_state(self, ref: StackRef, to: str, reason: str, actor: str, *,
+                    force: bool = False) -> StackRecord:
+        """Set the stack to ``<ACTION>_<to>`` and end its unfinished operation (its open
+        steps cancelled, resources mid-action marked FAILED), recording an event that
+        says who did it and why. Refused while a live worker holds the operation or
+        one of its steps, unless ``force``. Post-ops owed by the ended operation are not
+        called: lifecycle plugins that reserved something for it keep it until the next
+        operation on the stack settles it."""
+        if to not in RESET_STATUSES:
+            raise InvalidFilter(keys=[f"--to {to}"])
+        now = self._clock()
+        alive = {w.id: w for w in self._workers.list_workers() if w.alive}
+        with self._db.transaction() as session:
+            stack = queries.get_stack(session, ref.tenant_id, ref.name, ref.id, for_update=True)
+            operation = queries.unfinished_operation(session, stack.id)
+            if operation is not None:
+                holders = set(admin.step_holders(session, operation.id, now))
+                if operation.lease_owner and operation.lease_expires_at \
+                        and operation.lease_expires_at >= now:
+                    holders.add(operation.lease_owner)
+                live = sorted(holders & set(alive))
+                if live and not force:
+                    raise StackHeld(stack=stack.name, workers=", ".join(
+                        f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))
+                self._end(session, stack, operation, f"Reset by operator {actor}", now)
+            action = STACK_ACTION.get(operation.action, operation.action) if operation \
+                else stack.action
+            stack.action, stack.status = action, to
+            stack.status_reason = (f"Stack state reset to {action}_{to} by operator "
+                                   f"{actor}: {reason}")[:EVENT_REASON_LENGTH]
+            stack.updated_at = now
+            queries.add_stack_event(session, stack, now)
+        return self.stack(ref)
+
+    @staticmethod
+    def _end(session: Any, stack: Stack, operation: Operation, reason: str,
+             now: datetime.datetime) -> None:
+        steps.cancel_open_steps(session, operation, now)
+        for row in admin.in_progress_resources(session, stack.id):
+            row.status, row.status_reason, row.updated_at = "FAILED", reason, now
+            queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                              physical_resource_id=row.physical_id or "",
+                              resource_type=row.type, action=row.action, status="FAILED",
+                              reason=reason, now=now)
+        operation.state = OP_FAILED
+        operation.failure_reason = reason
+        operation.finished_at = operation.updated_at = now
+        operation.lease_owner = operation.lease_expires_at = None
+
+    def purge_deleted(self, older_than: datetime.timedelta, *, dry_run: bool = False,
+                      batch_size: int = 100) -> Iterator[list[admin.PurgedStack]]:
+        """Soft-deleted stacks deleted longer ago than ``older_than``, one batch (one
+        transaction) at a time, removed with their resources, events and operations
+        unless ``dry_run``; yields each batch as it goes."""
+        cutoff = self._clock() - older_than
+        after: tuple[datetime.datetime, str] | None = None
+        while True:
+            with self._db.transaction() as session:
+                batch = admin.deleted_before(session, cutoff, batch_size, after)
+                if batch and not dry_run:
+                    admin.delete_stacks(session, [stack.id for stack in batch])
+            if not batch:
+                return
+            yield batch
+            after = (batch[-1].deleted_at, batch[-1].id) if dry_run else None
+
+    # --- workers ------------------------------------------------------------------------
+
+    def forget_worker(self, id_or_prefix: str) -> WorkerRecord:
+        return self._workers.forget(id_or_prefix)
