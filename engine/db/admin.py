@@ -15,7 +15,7 @@ from sqlalchemy import case, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine.db.models import Event, Operation, Resource, Stack, Step, Tenant, Token, Worker
-from engine.db.states import STEP_FAILED, STEP_OPEN, STEP_RUNNING
+from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_FAILED, STEP_OPEN, STEP_RUNNING
 
 Now = datetime.datetime
 
@@ -87,7 +87,7 @@ def list_operations(session: Session, *, unfinished_only: bool, stack_id: str | 
     post-ops (a NOTIFYING operation has ``finished_at`` but still owes plugin calls)."""
     query = select(Operation, Stack).join(Stack, Stack.id == Operation.stack_id)
     if unfinished_only:
-        query = query.where(Operation.state.not_in(("COMPLETE", "FAILED")))
+        query = query.where(Operation.state.not_in((OP_COMPLETE, OP_FAILED)))
     if stack_id is not None:
         query = query.where(Operation.stack_id == stack_id)
     query = query.order_by(Operation.created_at.desc(), Operation.id)

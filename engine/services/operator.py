@@ -34,6 +34,7 @@ Clock = Callable[[], datetime.datetime]
 RESET_STATUSES = ("FAILED", "COMPLETE")
 STACK_ORDERS = ("name", "status", "created", "updated")
 EVENT_REASON_LENGTH = 255  # the events.reason column
+SETTLED = (OP_COMPLETE, OP_FAILED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,11 +98,12 @@ class OperationRecord:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("COMPLETE", "FAILED")
+        """Past its post-ops too."""
+        return self.state in SETTLED
 
 
 def _settled(operation: Operation) -> bool:
-    return operation.state in (OP_COMPLETE, OP_FAILED)
+    return operation.state in SETTLED
 
 
 class OperatorService:

@@ -89,19 +89,21 @@ def waiting(layers: int, width: int, resource: str = "OS::Heat::TestResource",
 # --- processes -----------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def setups(base: pathlib.Path, engines: list[int], **env: str
+def setups(base: pathlib.Path, engines: list[int], *, with_all: bool = True, **env: str
            ) -> Iterator[Iterator[tuple[str, servers.Kiln]]]:
-    """kiln-all on SQLite, then kiln-api with each number of engines on PostgreSQL."""
+    """kiln-all on SQLite (unless not ``with_all``), then kiln-api with each number of
+    engines on PostgreSQL."""
     # Room for the largest stacks asked for (the defaults stop at 1000 resources).
     env = {"OS_API__MAX_RESOURCES_PER_STACK": "20000", "OS_API__MAX_TEMPLATE_BYTES": "8000000",
            "OS_API__MAX_BODY_BYTES": "16000000", **env}
 
     def each() -> Iterator[tuple[str, servers.Kiln]]:
-        kiln = servers.start_all(base / f"all-{uuid.uuid4().hex[:6]}", None, **env)
-        try:
-            yield "kiln-all sqlite", kiln
-        finally:
-            kiln.stop()
+        if with_all:
+            kiln = servers.start_all(base / f"all-{uuid.uuid4().hex[:6]}", None, **env)
+            try:
+                yield "kiln-all sqlite", kiln
+            finally:
+                kiln.stop()
         for count in engines:
             with fresh_database() as url:
                 kiln = servers.start_split(base / f"pg{count}-{uuid.uuid4().hex[:6]}", url,
@@ -181,9 +183,9 @@ def run_shape(heat: Any, shape: str, size: int) -> dict[str, float]:
 
 
 def engine_suite(base: pathlib.Path, sizes: list[int], shapes: list[str],
-                 engines: list[int]) -> list[dict[str, Any]]:
+                 engines: list[int], with_all: bool = True) -> list[dict[str, Any]]:
     rows = []
-    with setups(base, engines) as each:
+    with setups(base, engines, with_all=with_all) as each:
         for setup, kiln in each:
             heat = heat_of(kiln)
             for shape in shapes:
@@ -365,6 +367,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="10,100,1000,5000")
     parser.add_argument("--shapes", default="flat,chain,tree")
     parser.add_argument("--engines", default="1,2,4")
+    parser.add_argument("--no-kiln-all", action="store_true",
+                        help="engine suite: PostgreSQL setups only")
     parser.add_argument("--output", default=str(ROOT / "tests/benchmarks/results/run.json"))
     args = parser.parse_args()
     suites = args.suites.split(",")
@@ -375,7 +379,8 @@ def main() -> int:
     output = pathlib.Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     runs: dict[str, Callable[[pathlib.Path], list[dict[str, Any]]]] = {
-        "engine": lambda base: engine_suite(base, sizes, shapes, engines),
+        "engine": lambda base: engine_suite(base, sizes, shapes, engines,
+                                            with_all=not args.no_kiln_all),
         "waiting": lambda base: waiting_suite(base, engines),
         "api": api_suite,
         "crash": crash_suite,

@@ -99,7 +99,8 @@ def test_db_commands_and_a_schema_behind(tmp_path: pathlib.Path) -> None:
     assert "Run `kiln-manage db upgrade` first." in failed(env, "db", "check")
     assert "Run `kiln-manage db upgrade` first." in failed(env, "stack", "list")
 
-    manage(env, "db", "upgrade", "--revision", "0009")
+    manage(env, "db", "upgrade")
+    assert "Database at revision 0009" in manage(env, "db", "downgrade", "0009").stdout
     assert "is at 0009, but this Kiln needs 0010" in failed(env, "worker", "list")
     manage(env, "db", "upgrade")
     assert "matches the models" in manage(env, "db", "check").stdout
