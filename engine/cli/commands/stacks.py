@@ -43,7 +43,7 @@ def resource_row(record: Any) -> dict[str, Any]:
     return {"resource_name": record.name, "type": record.type, "action": record.action,
             "status": record.status, "status_reason": record.status_reason,
             "physical_resource_id": record.physical_id,
-            "required_by": ", ".join(record.required_by),
+            "required_by": Names(list(record.required_by)),
             "updated_at": when(record.updated_at or record.created_at),
             "stack": record.stack[0] if record.stack else None}
 
