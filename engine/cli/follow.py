@@ -61,20 +61,23 @@ class Follower:
         while operation is not None:
             self._progress(operation)
             self._sleep(self._interval)
-            self._emit(stacks.list_events(
-                ctx, self._ref.name, self._ref.id,
-                EventQuery(marker=self._last_event, ascending=True),
-                nested_depth=nested_depth))
+            self._emit(self._newer(ctx, nested_depth))
             operation = self._operator.operation(operation.id)
             if operation.finished:
+                # Its last events (the post-ops') are written before it is marked
+                # finished: print them, then the final progress as the last line.
+                self._emit(self._newer(ctx, nested_depth))
                 self._progress(operation)
                 if self._bar:
                     self._out.write("\n")
                 operation = None
-        self._emit(stacks.list_events(ctx, self._ref.name, self._ref.id,
-                                      EventQuery(marker=self._last_event, ascending=True),
-                                      nested_depth=nested_depth))
         return self._operator.stack(self._ref).status
+
+    def _newer(self, ctx: Any, nested_depth: int) -> Sequence[Any]:
+        """The events after the last one printed, oldest first."""
+        return self._operator.stacks.list_events(
+            ctx, self._ref.name, self._ref.id,
+            EventQuery(marker=self._last_event, ascending=True), nested_depth=nested_depth)
 
     def _emit(self, events: Sequence[Any]) -> None:
         if not events:
