@@ -101,11 +101,17 @@ def find_operations(session: Session, id_or_prefix: str) -> list[tuple[Operation
     first block of a UUID)."""
     query = select(Operation, Stack).join(Stack, Stack.id == Operation.stack_id)
     exact = list(session.execute(query.where(Operation.id == id_or_prefix)).tuples())
-    if exact or len(id_or_prefix) < 4:
+    if exact or _prefix(id_or_prefix) is None:
         return exact
-    pattern = id_or_prefix.replace("%", "").replace("_", "") + "%"
-    return list(session.execute(query.where(Operation.id.like(pattern))
+    return list(session.execute(query.where(Operation.id.like(_prefix(id_or_prefix)))
                                 .order_by(Operation.created_at).limit(10)).tuples())
+
+
+def _prefix(id_or_prefix: str) -> str | None:
+    """A LIKE pattern for ids starting with this (4 characters at least), or None."""
+    if len(id_or_prefix) < 4:
+        return None
+    return id_or_prefix.replace("%", "").replace("_", "") + "%"
 
 
 def step_counts(session: Session, operation_ids: Collection[str]) -> dict[str, StepCounts]:
@@ -123,17 +129,23 @@ def step_counts(session: Session, operation_ids: Collection[str]) -> dict[str, S
             for op, total, done, failed, running in rows}
 
 
-def step_holders(session: Session, operation_id: str, now: Now
-                 ) -> dict[str, tuple[int, Now]]:
-    """Worker id -> (how many of the operation's steps it holds an unexpired lease on,
-    when the last of those leases runs out)."""
+def step_holders(session: Session, operation_ids: Collection[str], now: Now
+                 ) -> dict[str, dict[str, tuple[int, Now]]]:
+    """Operation id -> worker id -> (how many of the operation's steps it holds an
+    unexpired lease on, when the last of those leases runs out); one grouped query."""
+    if not operation_ids:
+        return {}
     rows = session.execute(
-        select(Step.lease_owner, func.count(), func.max(Step.lease_expires_at))
-        .where(Step.operation_id == operation_id, Step.state == STEP_RUNNING,
+        select(Step.operation_id, Step.lease_owner, func.count(),
+               func.max(Step.lease_expires_at))
+        .where(Step.operation_id.in_(operation_ids), Step.state == STEP_RUNNING,
                Step.lease_expires_at >= now)
-        .group_by(Step.lease_owner)).tuples()
-    return {owner: (count, expires) for owner, count, expires in rows
-            if owner is not None and expires is not None}
+        .group_by(Step.operation_id, Step.lease_owner)).tuples()
+    found: dict[str, dict[str, tuple[int, Now]]] = {}
+    for operation_id, owner, count, expires in rows:
+        if owner is not None and expires is not None:
+            found.setdefault(operation_id, {})[owner] = (count, expires)
+    return found
 
 
 def in_progress_resources(session: Session, stack_id: str) -> list[Resource]:
@@ -148,9 +160,9 @@ def find_workers(session: Session, id_or_prefix: str) -> list[Worker]:
     exact = session.get(Worker, id_or_prefix)
     if exact is not None:
         return [exact]
-    if len(id_or_prefix) < 4:
+    pattern = _prefix(id_or_prefix)
+    if pattern is None:
         return []
-    pattern = id_or_prefix.replace("%", "").replace("_", "") + "%"
     return list(session.scalars(select(Worker).where(Worker.id.like(pattern)).limit(10)))
 
 

@@ -33,7 +33,6 @@ from engine.services.workers import WorkerRecord, WorkerService
 Clock = Callable[[], datetime.datetime]
 RESET_STATUSES = ("FAILED", "COMPLETE")
 STACK_ORDERS = ("name", "status", "created", "updated")
-EVENT_REASON_LENGTH = 255  # the events.reason column
 SETTLED = (OP_COMPLETE, OP_FAILED)
 
 
@@ -214,10 +213,12 @@ class OperatorService:
                  ) -> list[OperationRecord]:
         now = self._clock()
         counts = admin.step_counts(session, [op.id for op, _stack in rows])
+        holding = admin.step_holders(
+            session, [op.id for op, _stack in rows if not _settled(op)], now)
         alive = {w.id for w in self._workers.list_workers() if w.alive}
         records = []
         for op, stack in rows:
-            holders = admin.step_holders(session, op.id, now) if not _settled(op) else {}
+            holders = holding.get(op.id, {})
             leases = {owner: expires for owner, (_count, expires) in holders.items()}
             if op.lease_owner and op.lease_expires_at and op.lease_expires_at >= now:
                 leases[op.lease_owner] = max(op.lease_expires_at,
@@ -254,7 +255,8 @@ class OperatorService:
             stack = queries.get_stack(session, ref.tenant_id, ref.name, ref.id, for_update=True)
             operation = queries.unfinished_operation(session, stack.id)
             if operation is not None:
-                holders = set(admin.step_holders(session, operation.id, now))
+                holders = set(admin.step_holders(session, [operation.id], now).get(
+                    operation.id, {}))
                 if operation.lease_owner and operation.lease_expires_at \
                         and operation.lease_expires_at >= now:
                     holders.add(operation.lease_owner)
@@ -267,7 +269,7 @@ class OperatorService:
                 else stack.action
             stack.action, stack.status = action, to
             stack.status_reason = (f"Stack state reset to {action}_{to} by operator "
-                                   f"{actor}: {reason}")[:EVENT_REASON_LENGTH]
+                                   f"{actor}: {reason}")
             stack.updated_at = now
             queries.add_stack_event(session, stack, now)
         return self.stack(ref)
