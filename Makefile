@@ -26,7 +26,7 @@ test: $(BIN)/python
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:cacheprovider $(PYTEST_ARGS)
 
 ## make sample-config: regenerate etc/kiln/kiln.conf.sample (a test fails when it is stale).
 sample-config: $(BIN)/python

@@ -91,8 +91,12 @@ engine_opts = [
                help="How long a claim on an operation or step lasts unless renewed."),
     cfg.FloatOpt("heartbeat_interval_seconds", default=5.0, min=0.1,
                  help="How often a worker renews its leases and its liveness record."),
-    cfg.FloatOpt("idle_poll_seconds", default=0.2, min=0.01,
-                 help="How long an idle worker sleeps before looking for work again."),
+    cfg.FloatOpt("idle_poll_seconds", default=1.0, min=0.01,
+                 help="Longest sleep of an idle worker before it looks for work again. "
+                      "New work wakes it at once (in its own process, and through "
+                      "LISTEN/NOTIFY on PostgreSQL); the poll finds what no notification "
+                      "announces: expired leases of dead workers and timed-out "
+                      "operations."),
     cfg.FloatOpt("max_step_poll_seconds", default=1.0, min=0.01,
                  help="Longest interval between two completion checks of a waiting step."),
     cfg.IntOpt("operation_threads", default=4, min=1,

@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def shut_down(*_: object) -> None:
         stop.set()
+        worker.wake()
         server.close()
 
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
     finally:
         stop.set()
+        worker.wake()
         thread.join(timeout=conf.engine.lease_seconds)
         kiln.db.dispose()
     return 0

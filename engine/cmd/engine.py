@@ -12,9 +12,14 @@ from engine import bootstrap
 def main(argv: Sequence[str] | None = None) -> int:
     kiln = bootstrap.start(argv, "kiln-engine")
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
     worker = kiln.worker()
+
+    def shut_down(*_: object) -> None:
+        stop.set()
+        worker.wake()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, shut_down)
     print(f"Kiln engine worker {worker.id} running", flush=True)
     worker.run(stop)
     kiln.db.dispose()

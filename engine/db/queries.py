@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, defer
 
 from engine.db.base import UTCDateTime
 from engine.db.models import Event, Operation, Resource, Stack, Tenant, Token
+from engine.db.wakeup import work_written
 from engine.errors import ActionInProgress, Conflict, EntityNotFound, StackExists
 
 Now = datetime.datetime
@@ -148,6 +149,7 @@ def add_stack_with_operation(session: Session, stack: Stack, operation: Operatio
     session.add(operation)
     add_stack_event(session, stack, now)
     session.flush()
+    work_written(session)
 
 
 def lock_stack(session: Session, tenant_id: str, name: str,
@@ -177,6 +179,7 @@ def add_operation(session: Session, stack: Stack, operation: Operation) -> None:
             session.flush()
     except IntegrityError as exc:
         raise ActionInProgress(stack_name=stack.name, action=stack.action) from exc
+    work_written(session)
 
 
 def find_stack_by_id(session: Session, tenant_id: str, stack_id: str) -> Stack | None:

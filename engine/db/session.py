@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from engine.db.wakeup import WorkSignal, watch_commits
 from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
@@ -31,6 +32,9 @@ class Database:
         self.url = url
         self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Fired when a transaction of this process writes work (see engine.db.wakeup).
+        self.work = WorkSignal()
+        watch_commits(self._sessions, self.work)
         self._read_sessions = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}),
                                            expire_on_commit=False)
 

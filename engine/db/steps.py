@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Update, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from engine.db.models import Operation, Step, StepDependency
 from engine.db.states import (
@@ -26,6 +26,7 @@ from engine.db.states import (
     STEP_RUNNING,
     STEP_WAITING,
 )
+from engine.db.wakeup import work_written
 
 Now = datetime.datetime
 
@@ -59,6 +60,7 @@ def add_steps(session: Session, operation: Operation,
     )
     operation.open_steps = len(steps)
     operation.state = OP_RUNNING if steps else OP_FINISHING
+    work_written(session)
 
 
 def load_steps(session: Session, step_ids: Collection[int]) -> list[Step]:
@@ -84,9 +86,7 @@ def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
     session.execute(update(Step).where(Step.id.in_(waiting))
                     .values(prerequisites_left=Step.prerequisites_left - 1),
                     execution_options=UNSYNCED)
-    session.execute(update(Step).where(Step.id.in_(waiting), Step.state == STEP_WAITING,
-                                       Step.prerequisites_left == 0)
-                    .values(state=STEP_READY), execution_options=UNSYNCED)
+    _release(session, waiting)
     _finish_operation_if_done(operation)
     return True
 
@@ -115,9 +115,7 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
     session.execute(update(Step).where(Step.id.in_(waiting))
                     .values(prerequisites_left=Step.prerequisites_left - released),
                     execution_options=UNSYNCED)
-    session.execute(update(Step).where(Step.id.in_(waiting), Step.state == STEP_WAITING,
-                                       Step.prerequisites_left == 0)
-                    .values(state=STEP_READY), execution_options=UNSYNCED)
+    _release(session, waiting)
     _finish_operation_if_done(operation)
     return closed
 
@@ -156,9 +154,13 @@ def _lock_operation(session: Session, operation_id: str) -> Operation:
     Without it two workers closing the last two steps at once on PostgreSQL each still
     see the other's step open, and neither hands the operation to its finisher. Taking
     the operation row first, before any step row, also fixes one lock order for all.
+    Its JSON columns are left unread: an update's payload holds both templates, and
+    parsing it on every close made each round cost O(size of the stack).
     """
     operation = session.get(Operation, operation_id, with_for_update=True,
-                            populate_existing=True)
+                            populate_existing=True,
+                            options=[defer(Operation.payload), defer(Operation.context),
+                                     defer(Operation.lifecycle)])
     assert operation is not None, f"operation {operation_id} vanished under its steps"
     return operation
 
@@ -181,6 +183,16 @@ def _rows_updated(session: Session, statement: Update) -> int:
     """
     return cast("CursorResult[Any]",
                 session.execute(statement, execution_options=UNSYNCED)).rowcount
+
+
+def _release(session: Session, waiting: Any) -> None:
+    """Make ready the ``waiting`` steps with no prerequisite left, and wake workers for
+    them (other engines may be idle)."""
+    if _rows_updated(session, update(Step).where(Step.id.in_(waiting),
+                                                 Step.state == STEP_WAITING,
+                                                 Step.prerequisites_left == 0)
+                     .values(state=STEP_READY)):
+        work_written(session)
 
 
 def _finish_operation_if_done(operation: Operation) -> None:

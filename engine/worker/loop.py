@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from engine.db import leases
 from engine.db.models import Operation, Step, Worker
 from engine.db.session import Database
+from engine.db.wakeup import WorkListener
 from engine.errors import DatabaseUnavailable
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
@@ -47,7 +48,7 @@ class WorkerSettings:
     type_concurrency: Mapping[str, int] = dataclasses.field(default_factory=dict)
     lease_seconds: float = 30.0
     heartbeat_interval_seconds: float = 5.0
-    idle_poll_seconds: float = 0.2
+    idle_poll_seconds: float = 1.0
     max_step_poll_seconds: float = 1.0
     operations_per_tick: int = 4
     # Threads that advance operations (lifecycle plugin calls can take seconds); 0 runs
@@ -96,6 +97,8 @@ class WorkerLoop:
         """Work until ``stop`` is set, then hand back what is held and return."""
         self.register()
         LOG.info("worker %s started on %s", self.id, self._host)
+        if self._db.engine.dialect.name == "postgresql":
+            WorkListener(self._db.url, self._db.work, stop).start()
         while not stop.is_set():
             try:
                 busy = self.run_once()
@@ -105,8 +108,8 @@ class WorkerLoop:
             except Exception:  # noqa: BLE001 -- the loop outlives every bug it meets
                 LOG.exception("worker %s: tick failed; continuing", self.id)
                 busy = False
-            if not busy:
-                stop.wait(self._idle_wait())
+            if not busy and not stop.is_set():
+                self._db.work.wait(self._idle_wait())
         self.hand_back()
         LOG.info("worker %s stopped", self.id)
 
@@ -118,6 +121,10 @@ class WorkerLoop:
         busy |= self._claim_steps(now)
         busy |= self._poll_due()
         return busy
+
+    def wake(self) -> None:
+        """End an idle wait now (new work, or a stop to notice)."""
+        self._db.work.set()
 
     def hand_back(self) -> None:
         """Graceful stop: expire our leases now so another worker resumes the work.

@@ -28,6 +28,7 @@ from engine.db.states import (
     OP_RUNNING,
     STACK_ACTION,
 )
+from engine.db.wakeup import work_written
 from engine.errors import KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import (
@@ -276,6 +277,7 @@ class OperationDriver:
         timeout = int((failed.deadline_at - failed.created_at).total_seconds())
         session.add(new_operation(failed.context or {}, stack.id, ROLLBACK, now,
                                   max(timeout, 60), rollback))
+        work_written(session)
         stack.action, stack.status = ROLLBACK, "IN_PROGRESS"
         stack.status_reason = "Stack ROLLBACK started"
         queries.add_stack_event(session, stack, now)
@@ -305,6 +307,7 @@ class OperationDriver:
             # which starts now (after this operation's post-ops).
             session.add(new_operation(follow_up["context"], stack.id, follow_up["action"],
                                       now, int(follow_up["timeout_seconds"])))
+            work_written(session)
         else:
             stack.action, stack.status, stack.status_reason = action, status, reason
             queries.add_stack_event(session, stack, now)

@@ -279,13 +279,15 @@ def test_plugins_and_resource_types(site: Site, tmp_path: pathlib.Path) -> None:
 
 
 def test_events_follow_streams_until_the_operation_ends(site: Site) -> None:
-    watched = Site.create(site.acme, "watched", PLAIN, "CREATE_COMPLETE")
-    site.acme.stacks.update(watched, template=PLAIN, parameters={"secret": "swordfish"})
+    # Its update waits long enough for kiln-manage to start on a loaded machine.
+    slow = PLAIN.replace("{update: 4}", "{update: 10}")
+    watched = Site.create(site.acme, "watched", slow, "CREATE_COMPLETE")
+    site.acme.stacks.update(watched, template=slow, parameters={"secret": "swordfish"})
     started = time.monotonic()
     result = manage(site.env, "stack", "events", "watched", "--tenant", "acme", "--follow",
                     "--interval", "0.2", "--limit", "1")
     lines = result.stdout.splitlines()
-    assert time.monotonic() - started >= 2.0  # the update waits 4 s on one resource
+    assert time.monotonic() - started >= 2.0
     assert any(line.startswith("progress: UPDATE RUNNING: ") for line in lines), lines
     assert lines[-1] == "progress: UPDATE COMPLETE: 6/6 steps done, 0 running, 0 failed"
     assert any(line.endswith("watched  UPDATE_COMPLETE  Stack UPDATE completed successfully")
@@ -342,12 +344,17 @@ def test_operations_can_be_listed_shown_and_cancelled(site: Site) -> None:
 def test_force_reset_of_a_stack_a_live_worker_holds_sticks(site: Site) -> None:
     env = site.env
     heat = heat_for(site.kiln, servers.new_tenant(env, "forcing"))
-    stack_id = heat.stacks.create(stack_name="forced", template=waiting(2))["stack"]["id"]
+    # Long enough for the two CLI calls below on a loaded machine (each takes 1-3 s).
+    wait = 8
+    started = time.monotonic()
+    stack_id = heat.stacks.create(stack_name="forced", template=waiting(wait))["stack"]["id"]
     _held_operation(env, stack_id)
     reset = as_json(env, "stack", "reset-state", stack_id, "--to", "FAILED",
                     "--reason", "testing force", "--force")
     assert (reset["action"], reset["status"]) == ("CREATE", "FAILED")
-    time.sleep(3)  # the worker's step finishes waiting, and must not overwrite the reset
+    assert time.monotonic() - started < wait, "the reset came after the step had finished"
+    # The worker's step finishes waiting, and must not overwrite the reset.
+    time.sleep(started + wait + 1.5 - time.monotonic())
     stack = heat.stacks.get(stack_id)
     assert stack.stack_status == "CREATE_FAILED"
     assert stack.stack_status_reason.endswith(": testing force")
