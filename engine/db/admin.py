@@ -101,9 +101,10 @@ def find_operations(session: Session, id_or_prefix: str) -> list[tuple[Operation
     first block of a UUID)."""
     query = select(Operation, Stack).join(Stack, Stack.id == Operation.stack_id)
     exact = list(session.execute(query.where(Operation.id == id_or_prefix)).tuples())
-    if exact or _prefix(id_or_prefix) is None:
+    pattern = _prefix(id_or_prefix)
+    if exact or pattern is None:
         return exact
-    return list(session.execute(query.where(Operation.id.like(_prefix(id_or_prefix)))
+    return list(session.execute(query.where(Operation.id.like(pattern))
                                 .order_by(Operation.created_at).limit(10)).tuples())
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 LOG = logging.getLogger(__name__)
 CHANNEL = "kiln_work"
@@ -42,12 +42,10 @@ class WorkSignal:
 
 def work_written(session: Session) -> None:
     """Say, in the writing transaction, that it makes work for workers."""
-    if session.info.get(_WRITTEN):
-        return
     session.info[_WRITTEN] = True
     if session.get_bind().dialect.name == "postgresql":
-        # Delivered at commit, dropped on rollback; repeats in one transaction fold
-        # into one.
+        # Delivered at commit, dropped on rollback (a savepoint's too, so it is sent
+        # each time); repeats in one transaction fold into one.
         session.execute(text(f"NOTIFY {CHANNEL}"))
 
 
@@ -57,11 +55,12 @@ def watch_commits(sessions: Any, signal: WorkSignal) -> None:
         if session.info.pop(_WRITTEN, False):
             signal.set()
 
-    def after_rollback(session: Session) -> None:
-        session.info.pop(_WRITTEN, None)
+    def after_soft_rollback(session: Session, previous: SessionTransaction) -> None:
+        if not previous.nested:  # a savepoint's rollback leaves the transaction's work
+            session.info.pop(_WRITTEN, None)
 
     event.listen(sessions, "after_commit", after_commit)
-    event.listen(sessions, "after_soft_rollback", lambda session, _: after_rollback(session))
+    event.listen(sessions, "after_soft_rollback", after_soft_rollback)
 
 
 class WorkListener:

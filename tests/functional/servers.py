@@ -83,14 +83,14 @@ def migrate(env: Mapping[str, str]) -> None:
 
 @contextlib.contextmanager
 def _database(env: Mapping[str, str]) -> Iterator[Database]:
-    database = Database(database_url(env))
+    database = Database(_url_of(env))
     try:
         yield database
     finally:
         database.dispose()
 
 
-def database_url(env: Mapping[str, str]) -> str:
+def _url_of(env: Mapping[str, str]) -> str:
     """The URL the Kiln processes with ``env`` use (``engine.config.database_url``)."""
     return env.get("OS_DATABASE__CONNECTION") or (
         "sqlite:///" + os.path.join(env["OS_DEFAULT__STATE_PATH"], "kiln.sqlite"))

@@ -31,6 +31,11 @@ def test_a_commit_that_wrote_work_fires_the_signal_and_a_rollback_does_not(
         work_written(session)
     assert db.work.wait(0)
     assert not db.work.wait(0)  # waiting clears it
+    with db.transaction() as session:
+        work_written(session)
+        with pytest.raises(RuntimeError), session.begin_nested():
+            raise RuntimeError("a savepoint rolled back")
+    assert db.work.wait(0)  # the transaction's work still stands
 
 
 def test_a_stack_request_wakes_the_worker_beside_the_api(
