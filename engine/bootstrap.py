@@ -23,6 +23,7 @@ from engine.errors import KilnError, PluginConfigInvalid
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
+from engine.resources.services import ResourceServices
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.stack_actions import StackActions
@@ -46,7 +47,7 @@ class Kiln:
 
     @functools.cached_property
     def registry(self) -> ResourceTypeRegistry:
-        return ResourceTypeRegistry.load()
+        return ResourceTypeRegistry.load(services=ResourceServices.load(self.conf))
 
     @functools.cached_property
     def lifecycle(self) -> LifecycleRegistry:

@@ -35,8 +35,14 @@ them into exit codes is ``engine.cli.main``::
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
     │   └── SchemaBehind
-    └── StartupFailed .......... never reaches HTTP: the process refuses to start
-        └── PluginLoadFailed
+    ├── StartupFailed .......... never reaches HTTP: the process refuses to start
+    │   └── PluginLoadFailed
+    └── BackendFailed .......... 502: a resource's backend (a cloud API) said no
+        ├── BackendResourceGone
+        └── BackendThrottled
+
+``BackendFailed`` is what resource plugins raise for their backend's errors, translated at
+one boundary per backend; it mostly ends up as a resource's status reason.
 
 Messages are formatted from a single class-level template with keyword arguments, so one
 class always reads the same way. Nothing here knows about HTTP or SQL.
@@ -125,6 +131,24 @@ class Unavailable(KilnError):
 
 class StartupFailed(KilnError):
     msg_fmt = "{reason}"
+
+
+class BackendFailed(KilnError):
+    """A backend refused or failed a call; ``code`` is the backend's own error code."""
+
+    msg_fmt = "{service} {operation} failed: {code}: {reason}"
+
+    @property
+    def code(self) -> str:
+        return str(self.details.get("code", ""))
+
+
+class BackendResourceGone(BackendFailed):
+    """The physical resource a call named does not exist (any more)."""
+
+
+class BackendThrottled(BackendFailed):
+    """The backend still refused for its rate limit after the SDK's own back-off."""
 
 
 # --- concrete errors ------------------------------------------------------------------

@@ -25,6 +25,7 @@ STATUS_BY_CATEGORY: dict[type[errors.KilnError], int] = {
     errors.Unauthorized: 401,
     errors.Forbidden: 403,
     errors.Unavailable: 503,
+    errors.BackendFailed: 502,
 }
 
 TITLES: dict[int, tuple[str, str]] = {
@@ -40,6 +41,8 @@ TITLES: dict[int, tuple[str, str]] = {
                                       "server."),
     500: ("Internal Server Error", "The server has either erred or is incapable of performing "
                                    "the requested operation."),
+    502: ("Bad Gateway", "The server received an invalid response from a backend it "
+                         "called."),
     503: ("Service Unavailable", "The server is currently unavailable. Please try again at a "
                                  "later time."),
 }

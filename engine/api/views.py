@@ -91,6 +91,9 @@ def resource(base: str, stack_name: str, stack_id: str, res: ResourceRecord,
     if detail:
         doc["attributes"] = res.attributes
         doc["description"] = res.description
+        if res.drift is not None:
+            # Kiln's own key (heatclient shows any key): {property: {expected, actual}}.
+            doc["drift"] = res.drift
     return doc
 
 

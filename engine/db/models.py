@@ -94,6 +94,9 @@ class Resource(Base):
     # Delete | Retain (the template's deletion_policy when the resource was last written)
     deletion_policy: Mapped[str] = mapped_column(String(16), default="Delete",
                                                  server_default="Delete")
+    # What the last check (or converging update) observed to differ from the template:
+    # {property: {expected, actual}}; {} when nothing did, null when never observed.
+    drift: Mapped[Any | None] = mapped_column(JSONType)
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
 

@@ -68,6 +68,16 @@ unhealthy): a stack check of types that do not is reported as not fully supporte
 in Heat. ``adopt`` takes over an existing thing from abandon data: the default records
 the given physical id and private data and creates nothing.
 
+Observing the backend: check and drift
+--------------------------------------
+A type whose backend can be read overrides :meth:`Resource.observe`: it returns the live
+values of the properties it can read back, in the form the template gives them (None when
+the physical resource is gone). Kiln calls it, outside any transaction, for a ``check``
+(the resource fails the check if it is gone, and otherwise records the properties whose
+live value differs from the template's as its *drift*, shown in its events and its
+resource document) and for an update with ``converge`` (Heat's "observe reality"): drifted
+properties count as changed, so the update puts them back. Keep it to a few read calls.
+
 Attributes and references
 -------------------------
 ``get_attribute(name)`` answers ``get_attr``; ``get_reference_id()`` answers
@@ -151,6 +161,11 @@ class Runtime(Protocol):
 
     def now(self) -> float:
         """Seconds since the epoch (injected so tests control time)."""
+
+    def service(self, name: str) -> Any:
+        """The process's shared service registered as ``name`` in
+        ``kiln.resource_services`` (``"aws"``: the boto3 client factory); see
+        ``engine.resources.services``. Only in the worker: an attribute read refuses it."""
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         """Make the physical id and private data part of what is stored for the resource
@@ -301,6 +316,16 @@ class Resource:
 
     def handle_check(self) -> Token:
         return None
+
+    def observe(self) -> Mapping[str, Any] | None:
+        """The backend's live values of the properties it can report (only those), or
+        None when the physical resource no longer exists. See "Observing the backend"."""
+        raise ResourceActionNotSupported(action="Observe")
+
+    @classmethod
+    def observes(cls) -> bool:
+        """True when the type reads its backend's state (overrides :meth:`observe`)."""
+        return cls.observe is not Resource.observe
 
     def check_check_complete(self, token: Token) -> bool:
         return True

@@ -18,6 +18,7 @@ from stevedore.extension import Extension
 from engine.errors import PluginLoadFailed, ResourceTypeNotFound
 from engine.resources.base import Resource
 from engine.resources.nested import template_resource
+from engine.resources.services import ResourceServices
 from engine.schema import HIDDEN, SUPPORT_STATUSES, CustomCheck, bind_schema, names_custom
 from engine.template.environment import TEMPLATE_SUFFIXES
 
@@ -34,8 +35,11 @@ class ResourceTypeRegistry:
     def __init__(self, types: Mapping[str, type[Resource]],
                  constraints: Mapping[str, CustomCheck] | None = None,
                  namespace: str = NAMESPACE,
-                 entry_points: Mapping[str, str] | None = None) -> None:
+                 entry_points: Mapping[str, str] | None = None,
+                 services: ResourceServices | None = None) -> None:
         self.namespace = namespace
+        #: What ``Runtime.service`` answers from (the AWS client factory, ...).
+        self.services = services or ResourceServices()
         # type name -> "module:Class" as its entry point declares it
         self.entry_points = dict(entry_points or {})
         self._constraints = dict(constraints or {})
@@ -43,12 +47,16 @@ class ResourceTypeRegistry:
         self._templates: dict[str, type[Resource]] = {}
 
     @classmethod
-    def load(cls, namespace: str = NAMESPACE) -> ResourceTypeRegistry:
+    def load(cls, namespace: str = NAMESPACE,
+             services: ResourceServices | None = None) -> ResourceTypeRegistry:
         # stevedore's type argument is what the plugin makes: Extension.plugin is type[T].
         manager: ExtensionManager[Resource] = ExtensionManager(
             namespace, invoke_on_load=False, on_load_failure_callback=_fail(namespace)
         )
-        return cls.from_extensions(manager.extensions, namespace, load_constraints())
+        registry = cls.from_extensions(manager.extensions, namespace, load_constraints())
+        if services is not None:
+            registry.services = services
+        return registry
 
     @classmethod
     def from_extensions(

@@ -35,6 +35,11 @@ class ReadOnlyRuntime:
         raise RuntimeError("a resource tried to change its state while its attributes "
                            "were being read")
 
+    def service(self, name: str) -> Any:
+        # Attributes come from stored state: a read never calls the backend.
+        raise RuntimeError(f"a resource asked for the {name!r} service while its "
+                           "attributes were being read")
+
     def issue_signal_token(self) -> IssuedSignalToken:
         raise RuntimeError("a resource tried to issue a signal token while it was being "
                            "read")

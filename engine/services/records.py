@@ -79,6 +79,8 @@ class ResourceRecord:
     nested_stack: tuple[str, str] | None = None
     stack: tuple[str, str] | None = None
     parent_resource: str | None = None
+    # What the last check saw differ from the template (masked); None: never observed.
+    drift: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -296,7 +296,10 @@ class StackService:
                 new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                                      patch=patch), stack.name, stack.id)
                 check_immutable(self._ir(stack), new.ir)
-                payload = {"previous": _definition(stack), "target": _definition(new.stack)}
+                payload = {"previous": _definition(stack), "target": _definition(new.stack),
+                           # Heat's "observe reality": resources whose type can read its
+                           # backend put back what drifted (specs/aws-resources.rst).
+                           "converge": _bool(body.get("converge", False), "converge")}
                 start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
                                 self._limits.default_timeout_seconds, payload,
                                 timeout_seconds=new.timeout_seconds)
@@ -771,7 +774,7 @@ def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
             description=ir.resources[row.name].description
             if ir and row.name in ir.resources else "",
             attributes=attributes(row) if attributes else {},
-            created_at=row.created_at, updated_at=row.updated_at)
+            created_at=row.created_at, updated_at=row.updated_at, drift=row.drift)
         for row in rows
     ]
 

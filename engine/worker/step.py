@@ -41,6 +41,7 @@ from engine.resources.base import (
     SignalledResource,
     action_methods,
 )
+from engine.resources.drift import Drift, drift_of, drift_reason
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.nested import WorkerNestedStacks
@@ -94,6 +95,9 @@ class StepRuntime:
 
     def now(self) -> float:
         return self._clock().timestamp()
+
+    def service(self, name: str) -> Any:
+        return self._registry.services.get(name)
 
     @functools.cached_property
     def nested(self) -> WorkerNestedStacks:
@@ -169,6 +173,12 @@ class HeldStep:
     finished: bool = False
     # Why the step fails before it starts (found while preparing it).
     failure: Exception | None = None
+    # An update with ``converge``: observe the backend first and put drift back.
+    converge: bool = False
+    # What observing the backend found (a check, a converging update); None: not looked.
+    drift: Drift | None = None
+    # A converging update that found nothing to change: finished without its handler.
+    nothing_to_do: bool = False
 
 
 class StepRunner:
@@ -187,6 +197,7 @@ class StepRunner:
         self._secrets: dict[str, tuple[str, ...]] = {}
         self._adopt: dict[str, Mapping[str, Any]] = {}
         self._actions: dict[str, str] = {}
+        self._converging: dict[str, bool] = {}
 
     # --- entry points used by the loop ---------------------------------------------------
     #
@@ -202,6 +213,12 @@ class StepRunner:
         started: list[HeldStep] = []
         for held in self._prepare_many(step_ids):
             if held.needs_start:
+                try:
+                    self._observe(held)
+                except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                    self._fail_quietly(held, exc)
+                    continue
+            if held.needs_start and not held.nothing_to_do:
                 start, _ = action_methods(held.instance, held.action, held.adopt,
                                           held.prop_diff)
                 try:
@@ -222,7 +239,7 @@ class StepRunner:
         for held in helds:
             _, check = action_methods(held.instance, held.action, held.adopt)
             try:
-                finished = check(held.token)
+                finished = held.nothing_to_do or check(held.token)
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
                 failed.append((held, exc))
                 continue
@@ -244,6 +261,30 @@ class StepRunner:
         for held, error in failed:
             self._fail_quietly(held, error)
         return [h for h in waiting if h.step_id not in lost]
+
+    def _observe(self, held: HeldStep) -> None:
+        """Read the backend before a check or a converging update (outside any
+        transaction): a check records the drift; a converging update adds the drifted
+        properties to what it changes, or has nothing to do."""
+        instance = held.instance
+        checking = held.action == CHECK and instance.observes()
+        if not (checking or held.converge):
+            return
+        observed = instance.observe()
+        if observed is None:
+            raise ResourceMissing(f"The physical resource {instance.physical_id} no longer "
+                                  "exists")
+        drift = drift_of(instance.properties, observed)
+        held.drift = drift
+        if checking:
+            return
+        if drift and instance.needs_replacement(drift):
+            raise NotSupported(f"Drift in {', '.join(sorted(drift))} cannot be put back in "
+                               "place; change the template to replace the resource")
+        held.prop_diff = {**{name: instance.properties[name] for name in drift},
+                          **(held.prop_diff or {})}
+        held.drift = {}  # the update puts it back
+        held.nothing_to_do = not held.prop_diff
 
     def _close_round(self, session: Any, helds: Sequence[HeldStep], *,
                      now: datetime.datetime) -> set[int]:
@@ -397,7 +438,7 @@ class StepRunner:
                 properties = properties_for_runtime(node, cls, scope)
             except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
                 failure = exc
-        action, prop_diff = step.action, None
+        action, prop_diff, converge = step.action, None, False
         external = node.external_id if node is not None else None
         if external is not None and step.action in (CREATE, UPDATE) and failure is None:
             if step.action == UPDATE and row.physical_id not in (None, external):
@@ -412,13 +453,15 @@ class StepRunner:
             runtime = self._runtime_factory(stack, rows)(row.name)
             decided = self._decide(session, step, row, cls(row.name, properties, runtime),
                                    node.type_name if node is not None else row.type)
-            if decided == NONE:
+            converge = cls.observes() and self._converge(session, step.operation_id)
+            if decided == NONE and not converge:
                 self._close_quietly(step)
                 return None
             if decided == RESTORE:
                 return self._prepare_replaced(session, step, stack, row, now)
             action = CREATE if decided in (CREATE, REPLACE) else UPDATE
             prop_diff = diff_of(row.properties or {}, properties)
+            converge = converge and action == UPDATE
         if external is not None and action in (CREATE, UPDATE) and failure is None:
             action = ADOPT  # take over the named thing instead of creating one
         if node is not None and failure is None:
@@ -440,7 +483,8 @@ class StepRunner:
         held = HeldStep(step.id, step.operation_id, stack.id, row.name, row.type,
                         action, instance, secrets, token=step.token,
                         needs_start=not step.started, saved_data=dict(row.data or {}),
-                        adopt=adopt, prop_diff=prop_diff)
+                        adopt=adopt, prop_diff=prop_diff,
+                        converge=action == UPDATE and converge)
         if failure is None and action in (CREATE, ADOPT, UPDATE) and held.needs_start:
             try:
                 instance.validate()
@@ -513,6 +557,15 @@ class StepRunner:
                         needs_start=not step.started, saved_data=dict(instance.data),
                         kind=RESTORE if restoring else CLEANUP)
 
+    def _converge(self, session: Any, operation_id: str) -> bool:
+        """Whether the update asked to observe reality first (Heat's ``converge``)."""
+        def read() -> bool:
+            operation = session.get(Operation, operation_id)
+            payload = operation.payload if operation is not None else None
+            return bool((payload or {}).get("converge"))
+
+        return self._per_operation(self._converging, operation_id, read)
+
     def _operation_action(self, session: Any, operation_id: str) -> str:
         def read() -> str:
             operation = session.get(Operation, operation_id)
@@ -556,6 +609,8 @@ class StepRunner:
         else:
             row.data = dict(held.instance.data)
             row.physical_id = held.instance.physical_id
+            if held.drift is not None:
+                row.drift = self._masked(held)
         held.saved_data = dict(held.instance.data)
         held.unsaved = False
 
@@ -581,7 +636,7 @@ class StepRunner:
                     row.data = dict(held.instance.data)
                     row.physical_id = held.instance.physical_id
                     self._set_state(session, stack, row, held.action, COMPLETE,
-                                    "state changed", now)
+                                    self._record_drift(row, held), now)
         return lost
 
     def _complete_in(self, session: Any, held: HeldStep, now: datetime.datetime) -> None:
@@ -609,7 +664,8 @@ class StepRunner:
             return
         row.data = dict(held.instance.data)
         row.physical_id = held.instance.physical_id
-        self._set_state(session, stack, row, held.action, COMPLETE, "state changed", now)
+        self._set_state(session, stack, row, held.action, COMPLETE,
+                        self._record_drift(row, held), now)
 
     def _fail(self, held: HeldStep, exc: Exception) -> None:
         now = self._clock()
@@ -651,6 +707,22 @@ class StepRunner:
                               reason=reason, now=now)
 
     # --- small pieces ---------------------------------------------------------------------
+
+    def _record_drift(self, row: ResourceRow, held: HeldStep) -> str:
+        """Store what a completed action learnt of the resource's drift; the reason of
+        its COMPLETE event. A create or an update without observing leaves the resource
+        as its template says, so any drift seen before is gone."""
+        if held.drift is not None:
+            row.drift = self._masked(held)
+        elif held.action in (CREATE, UPDATE, ADOPT):
+            row.drift = None
+        return drift_reason(held.drift) if held.drift else "state changed"
+
+    @staticmethod
+    def _masked(held: HeldStep) -> Drift:
+        masked: Drift = redact(held.drift or {}, held.secrets)
+        return masked
+
 
     def _row(self, session: Any, held: HeldStep) -> ResourceRow:
         return queries.get_stack_resource(session, held.stack_id, held.resource_name)
