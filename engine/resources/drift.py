@@ -33,8 +33,12 @@ def _same(expected: Any, actual: Any) -> bool:
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return float(expected) == float(actual)
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        return (expected.keys() == actual.keys()
-                and all(_same(expected[k], actual[k]) for k in expected))
+        # A key set to null is a key left unset (typed properties fill every key of a
+        # map's schema), on either side.
+        wanted = {k: v for k, v in expected.items() if v is not None}
+        found = {k: v for k, v in actual.items() if v is not None}
+        return wanted.keys() == found.keys() and all(_same(wanted[k], found[k])
+                                                     for k in wanted)
     if isinstance(expected, list) and isinstance(actual, list):
         return (len(expected) == len(actual)
                 and all(_same(e, a) for e, a in zip(expected, actual, strict=True)))

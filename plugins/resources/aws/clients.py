@@ -78,7 +78,7 @@ class AwsClients:
         self._tenant_profiles: dict[str, str] = dict(group.tenant_profiles)
         self._config = botocore.config.Config(
             region_name=group.region,
-            retries={"max_attempts": group.max_attempts, "mode": group.retry_mode},
+            retries={"total_max_attempts": group.max_attempts, "mode": group.retry_mode},
             connect_timeout=group.connect_timeout, read_timeout=group.read_timeout,
             # Path-style works against every endpoint, loopback ones included.
             s3={"addressing_style": "path"} if group.endpoint_url else None)
@@ -117,7 +117,7 @@ class Client:
                 raise translate(self.service, operation, exc) from None
             except botocore.exceptions.BotoCoreError as exc:
                 # No response at all: no credentials, endpoint unreachable, timeouts.
-                raise BackendFailed(service=self.service, operation=operation,
+                raise BackendFailed(service=self.service, operation=_aws_name(operation),
                                     code=type(exc).__name__, reason=str(exc)) from None
 
         return call
@@ -128,9 +128,15 @@ def translate(service: str, operation: str, exc: botocore.exceptions.ClientError
     error = exc.response.get("Error", {})
     code = str(error.get("Code", "Unknown"))
     reason = str(error.get("Message") or exc)
+    operation = getattr(exc, "operation_name", None) or _aws_name(operation)
     cls: type[BackendFailed] = BackendFailed
     if code in GONE_CODES or code.endswith(".NotFound"):
         cls = BackendResourceGone
     elif code in THROTTLED_CODES:
         cls = BackendThrottled
     return cls(service=service, operation=operation, code=code, reason=reason)
+
+
+def _aws_name(operation: str) -> str:
+    """boto3's ``create_vpc`` as AWS names it, ``CreateVpc``."""
+    return "".join(part.capitalize() for part in operation.split("_"))

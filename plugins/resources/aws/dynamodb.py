@@ -56,7 +56,10 @@ class Table(AwsResource):
     def find(self) -> str | None:
         name = self._name()
         found = self.present(lambda: self.client().describe_table(TableName=name))
-        return name if found is not None else None
+        if found is None:
+            return None
+        self._remember(found["Table"])
+        return name
 
     def create(self) -> str:
         name = self._name()
@@ -67,9 +70,12 @@ class Table(AwsResource):
             "BillingMode": self.properties["BillingMode"],
             "ProvisionedThroughput": self.properties.get("ProvisionedThroughput"),
             "Tags": self.all_tags()}))["TableDescription"]
+        self._remember(table)
+        return name
+
+    def _remember(self, table: Mapping[str, Any]) -> None:
         self.data.update(drop_none({"arn": table.get("TableArn"),
                                     "stream_arn": table.get("LatestStreamArn")}))
-        return name
 
     def _status(self) -> str:
         table = self.client().describe_table(TableName=self.physical_id)["Table"]
@@ -110,6 +116,7 @@ class Table(AwsResource):
         if found is None:
             return None
         table = found["Table"]
+        self._remember(table)
         throughput = table.get("ProvisionedThroughput") or {}
         observed: dict[str, Any] = {
             "KeySchema": table.get("KeySchema"),

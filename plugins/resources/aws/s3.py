@@ -49,7 +49,10 @@ class Bucket(AwsResource):
 
     def find(self) -> str | None:
         name = self._name()
-        return name if self.present(lambda: self.client().head_bucket(Bucket=name)) else None
+        if self.present(lambda: self.client().head_bucket(Bucket=name)) is None:
+            return None
+        self.data["region"] = self.runtime.service("aws").region
+        return name
 
     def create(self) -> str:
         name = self._name()

@@ -23,11 +23,16 @@ class FakeRuntime:
         self.recorded: list[str] = []
         self.issued: list[IssuedSignalToken] = []
         self.revoked = 0
+        #: What ``service`` answers (the AWS types' tests put a real client factory here).
+        self.services: dict[str, Any] = {}
         #: What ``find_signalled_resource`` answers, by reference id.
         self.signalled: dict[str, SignalledResource] = {}
 
     def now(self) -> float:
         return self.clock
+
+    def service(self, name: str) -> Any:
+        return self.services[name]
 
     def advance(self, seconds: float) -> None:
         self.clock += seconds
