@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -135,4 +135,11 @@ class LifecyclePlugin:
     def describe_stack(self, stack_id: str) -> Any:
         """Kiln's addition: what this plugin holds for a stack (placements, reserved
         quota), as plain JSON-able data, or ``None``. Shown by ``GET .../lifecycle``."""
+        return None
+
+    def placement_of(self, stack_id: str, resource_name: str) -> Mapping[str, Any] | None:
+        """Kiln's addition: where this plugin placed one resource, ``{"rack", "host"}``,
+        or None. The worker hands it to the resource (``Runtime.placement``), so a type
+        whose backend has such a notion (an AWS availability zone) can act on it. Called
+        from worker threads, once per create or update of a resource."""
         return None

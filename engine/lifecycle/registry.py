@@ -137,6 +137,14 @@ class LifecycleRegistry:
     def find(self, name: str) -> LoadedPlugin | None:
         return self._by_name.get(name)
 
+    def placement_of(self, stack_id: str, resource_name: str) -> Mapping[str, Any] | None:
+        """Where the first plugin (in pre-op order) that placed the resource put it."""
+        for loaded in self._plugins:
+            placed = loaded.plugin.placement_of(stack_id, resource_name)
+            if placed is not None:
+                return placed
+        return None
+
 
 def order(plugins: Iterable[LoadedPlugin], installed: set[str]) -> list[LoadedPlugin]:
     """Pre-op order; see the module documentation. Raises PluginOrderInvalid."""

@@ -162,6 +162,10 @@ class Runtime(Protocol):
     def now(self) -> float:
         """Seconds since the epoch (injected so tests control time)."""
 
+    def placement(self) -> Mapping[str, Any] | None:
+        """Where a placement lifecycle plugin put this resource (``{"rack", "host"}``),
+        or None when none placed it. Only in the worker."""
+
     def service(self, name: str) -> Any:
         """The process's shared service registered as ``name`` in
         ``kiln.resource_services`` (``"aws"``: the boto3 client factory); see

@@ -35,6 +35,10 @@ class ReadOnlyRuntime:
         raise RuntimeError("a resource tried to change its state while its attributes "
                            "were being read")
 
+    def placement(self) -> Mapping[str, Any] | None:
+        raise RuntimeError("a resource asked for its placement while its attributes were "
+                           "being read")
+
     def service(self, name: str) -> Any:
         # Attributes come from stored state: a read never calls the backend.
         raise RuntimeError(f"a resource asked for the {name!r} service while its "

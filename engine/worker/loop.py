@@ -82,7 +82,8 @@ class WorkerLoop:
                       if settings.operation_threads else None)
         self._in_flight: dict[str, Future[Any]] = {}
         self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds,
-                                 api_url=settings.api_url, irs=irs)
+                                 api_url=settings.api_url, irs=irs,
+                                 placements=lifecycle.placement_of if lifecycle else None)
 
     # --- lifecycle --------------------------------------------------------------------------
 

@@ -49,6 +49,8 @@ from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
+#: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
+Placements = Callable[[str, str], Mapping[str, Any] | None]
 FIRST_POLL_SECONDS = 0.05
 PER_OPERATION_CACHE_SIZE = 128
 T = TypeVar("T")
@@ -76,7 +78,8 @@ class StepRuntime:
 
     def __init__(self, db: Database, clock: Clock, stack: Stack, row_id: int,
                  resource_name: str, generation: int = 0, replaced: bool = False, *,
-                 registry: ResourceTypeRegistry, api_url: str) -> None:
+                 registry: ResourceTypeRegistry, api_url: str,
+                 placements: Placements | None = None) -> None:
         self._db = db
         self._clock = clock
         self._row_id = row_id
@@ -85,6 +88,7 @@ class StepRuntime:
         self._registry = registry
         self._api_url = api_url
         self._resource_name = resource_name
+        self._placements = placements
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
@@ -98,6 +102,11 @@ class StepRuntime:
 
     def service(self, name: str) -> Any:
         return self._registry.services.get(name)
+
+    def placement(self) -> Mapping[str, Any] | None:
+        if self._placements is None:
+            return None
+        return self._placements(self.stack_id, self._resource_name)
 
     @functools.cached_property
     def nested(self) -> WorkerNestedStacks:
@@ -184,8 +193,10 @@ class HeldStep:
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
-                 irs: OperationIrs | None = None) -> None:
+                 irs: OperationIrs | None = None,
+                 placements: Placements | None = None) -> None:
         self._db = db
+        self._placements = placements
         self._registry = registry
         self._api_url = api_url
         self._owner = owner
@@ -732,7 +743,7 @@ class StepRunner:
         def runtime(name: str) -> StepRuntime:
             return StepRuntime(self._db, self._clock, stack, rows[name].id, name,
                                rows[name].generation, registry=self._registry,
-                               api_url=self._api_url)
+                               api_url=self._api_url, placements=self._placements)
 
         return runtime
 

@@ -174,6 +174,15 @@ class PlacementPlugin(LifecyclePlugin):
 
     # --- inspection ----------------------------------------------------------------------
 
+    def placement_of(self, stack_id: str, resource_name: str) -> Mapping[str, Any] | None:
+        if self._database is None:
+            return None
+        with self._database.read() as session:
+            rows = store.of_stack(session, stack_id, resource_name)
+        # An update's new placement (pending) is the one its create or update acts on.
+        row = min(rows, key=lambda r: r.state != store.PENDING, default=None)
+        return None if row is None else {"rack": row.rack, "host": row.host}
+
     def describe_stack(self, stack_id: str) -> Any:
         if self._database is None:
             return None

@@ -102,10 +102,13 @@ def usage(session: Any) -> dict[tuple[str, str], dict[str, int]]:
     return dict(used)
 
 
-def of_stack(session: Any, stack_id: str) -> list[Reservation]:
-    rows = session.execute(
-        select(RESERVATIONS).where(RESERVATIONS.c.stack_id == stack_id)
-        .order_by(RESERVATIONS.c.resource_name, RESERVATIONS.c.state))
+def of_stack(session: Any, stack_id: str, resource_name: str | None = None
+             ) -> list[Reservation]:
+    """The stack's rows (one resource's, given its name), by resource and state."""
+    query = select(RESERVATIONS).where(RESERVATIONS.c.stack_id == stack_id)
+    if resource_name is not None:
+        query = query.where(RESERVATIONS.c.resource_name == resource_name)
+    rows = session.execute(query.order_by(RESERVATIONS.c.resource_name, RESERVATIONS.c.state))
     return [Reservation(stack_id=row.stack_id, resource_name=row.resource_name,
                         state=row.state, action=row.action, tenant_id=row.tenant_id,
                         resource_type=row.resource_type, rack=row.rack, host=row.host,

@@ -174,6 +174,15 @@ class AwsResource(Resource):
             name = f"{name[:max_length - len(suffix) - 1].rstrip('-')}-{suffix}"
         return name
 
+    def zone(self) -> str | None:
+        """The ``AvailabilityZone`` property, else the rack a placement lifecycle plugin
+        put the resource on (its inventory's racks named after availability zones)."""
+        given = self.properties.get("AvailabilityZone")
+        if given:
+            return str(given)
+        placed = self.runtime.placement()
+        return str(placed["rack"]) if placed and placed.get("rack") else None
+
     def present(self, read: Callable[[], Any]) -> Any:
         """``read()``, or None when the thing is gone."""
         try:

@@ -161,7 +161,8 @@ class Subnet(Ec2Resource):
     properties_schema: ClassVar[Mapping[str, Property]] = {
         "VpcId": Property(STRING, "The VPC of the subnet.", required=True),
         "CidrBlock": Property(STRING, "The subnet's IPv4 range.", required=True),
-        "AvailabilityZone": Property(STRING, "The subnet's availability zone."),
+        "AvailabilityZone": Property(STRING, "The subnet's availability zone; unset, the "
+                                     "placement plugin's rack for it, else EC2's choice."),
         "MapPublicIpOnLaunch": Property(BOOLEAN, "Give instances public addresses.",
                                         update_allowed=True),
         "Tags": TAGS,
@@ -175,7 +176,7 @@ class Subnet(Ec2Resource):
     def create(self) -> str:
         subnet = self.client().create_subnet(**drop_none({
             "VpcId": self.properties["VpcId"], "CidrBlock": self.properties["CidrBlock"],
-            "AvailabilityZone": self.properties.get("AvailabilityZone"),
+            "AvailabilityZone": self.zone(),
             "TagSpecifications": self.tag_specifications()}))["Subnet"]
         self.data["availability_zone"] = subnet.get("AvailabilityZone")
         if self.properties.get("MapPublicIpOnLaunch") is not None:

@@ -33,8 +33,9 @@ class Instance(Ec2Resource):
                                  update_allowed=True),
         "KeyName": Property(STRING, "The key pair's name."),
         "SubnetId": Property(STRING, "The subnet to start in."),
-        "AvailabilityZone": Property(STRING, "The availability zone; the placement "
-                                     "plugin may choose it."),
+        "AvailabilityZone": Property(STRING, "The availability zone (outside a subnet); "
+                                     "unset, the placement plugin's rack for it, else "
+                                     "EC2's choice."),
         "SecurityGroupIds": Property(LIST, "Security groups (ids), in a VPC.",
                                      update_allowed=True, schema=Property(STRING)),
         "UserData": Property(STRING, "User data, base64-encoded as CloudFormation takes "
@@ -62,7 +63,8 @@ class Instance(Ec2Resource):
         return str(instance["InstanceId"]) if instance else None
 
     def create(self) -> str:
-        placement = self.properties.get("AvailabilityZone")
+        # In a subnet the subnet decides the zone; EC2 refuses another.
+        placement = None if self.properties.get("SubnetId") else self.zone()
         user_data = self.properties.get("UserData")
         instance = self.client().run_instances(**drop_none({
             "ImageId": self.properties["ImageId"],
@@ -198,7 +200,9 @@ class Volume(Ec2Resource):
     describe_call: ClassVar[tuple[str, str, str]] = ("describe_volumes", "VolumeIds",
                                                      "Volumes")
     properties_schema: ClassVar[Mapping[str, Property]] = {
-        "AvailabilityZone": Property(STRING, "The volume's availability zone.", required=True),
+        "AvailabilityZone": Property(STRING, "The volume's availability zone; unset, the "
+                                     "placement plugin's rack for it (one of the two is "
+                                     "needed)."),
         "Size": Property(INTEGER, "Size in GiB.", update_allowed=True,
                          constraints=(Range(1, 65536),)),
         "SnapshotId": Property(STRING, "The snapshot to make it from."),
@@ -210,8 +214,12 @@ class Volume(Ec2Resource):
     }
 
     def create(self) -> str:
+        zone = self.zone()
+        if zone is None:
+            raise ValueError("AvailabilityZone is not set and no placement plugin placed "
+                             "the volume")
         return str(self.client().create_volume(**drop_none({
-            "AvailabilityZone": self.properties["AvailabilityZone"],
+            "AvailabilityZone": zone,
             "Size": self.properties.get("Size"),
             "SnapshotId": self.properties.get("SnapshotId"),
             "VolumeType": self.properties.get("VolumeType"),

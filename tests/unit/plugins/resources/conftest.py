@@ -25,6 +25,8 @@ class FakeRuntime:
         self.revoked = 0
         #: What ``service`` answers (the AWS types' tests put a real client factory here).
         self.services: dict[str, Any] = {}
+        #: What ``placement`` answers.
+        self.placed: Mapping[str, Any] | None = None
         #: What ``find_signalled_resource`` answers, by reference id.
         self.signalled: dict[str, SignalledResource] = {}
 
@@ -33,6 +35,9 @@ class FakeRuntime:
 
     def service(self, name: str) -> Any:
         return self.services[name]
+
+    def placement(self) -> Mapping[str, Any] | None:
+        return self.placed
 
     def advance(self, seconds: float) -> None:
         self.clock += seconds
