@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+from heatclient import exc as heat_exc
+
 from tests.functional.aws.endpoint import MotoServer
 from tests.functional.conftest import unique, wait_for_status
 
@@ -181,6 +184,9 @@ def test_check_fails_for_a_thing_deleted_behind_kilns_back(heat: Any, moto: Moto
     wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
     queue_url = _ids(heat, stack_id)["orders"]
     moto.client("sqs").delete_queue(QueueUrl=queue_url)
+    with pytest.raises(heat_exc.HTTPBadRequest, match='Unrecognized value "maybe" for '
+                                                       '"converge"'):
+        heat.stacks.update(stack_id, existing=True, converge="maybe")
     heat.actions.check(stack_id)
     wait_for_status(heat, stack_id, "CHECK_FAILED", timeout=60)
     orders = heat.resources.get(stack_id, "orders")
