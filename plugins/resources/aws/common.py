@@ -154,14 +154,21 @@ class AwsResource(Resource):
         keys = [k for k in order if k in tags] + sorted(k for k in tags if k not in order)
         return [{"Key": k, "Value": tags[k]} for k in keys]
 
-    def tag_changes(self, prop_diff: Mapping[str, Any], old: Sequence[Mapping[str, str]]
-                    ) -> tuple[list[dict[str, str]], list[str]]:
-        """For an update of ``Tags``: the tags to put and the keys to remove."""
+    def retag(self, prop_diff: Mapping[str, Any],
+              live: Callable[[], Sequence[Mapping[str, str]]], *,
+              remove: Callable[[list[str]], Any],
+              put: Callable[[list[dict[str, str]]], Any]) -> None:
+        """For an update that changed ``Tags``: read the ``live`` tags, ``remove`` the keys
+        the template dropped and ``put`` the template's (Kiln's own are never touched)."""
         if "Tags" not in prop_diff:
-            return [], []
-        new = {t["Key"]: t["Value"] for t in self.template_tags()}
-        removed = sorted({t["Key"] for t in old} - set(new) - {STACK_TAG, RESOURCE_TAG})
-        return [{"Key": k, "Value": v} for k, v in new.items()], removed
+            return
+        new = self.template_tags()
+        removed = sorted({t["Key"] for t in live()} - {t["Key"] for t in new}
+                         - {STACK_TAG, RESOURCE_TAG})
+        if removed:
+            remove(removed)
+        if new:
+            put(new)
 
     def stable_name(self, max_length: int, allowed: str = r"A-Za-z0-9-",
                     lower: bool = False) -> str:

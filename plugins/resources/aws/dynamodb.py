@@ -95,11 +95,10 @@ class Table(AwsResource):
         if changes:
             self.client().update_table(TableName=self.physical_id, **changes)
         arn = self.data.get("arn")
-        put, removed = self.tag_changes(prop_diff, self._live_tags() if arn else [])
-        if removed:
-            self.client().untag_resource(ResourceArn=arn, TagKeys=removed)
-        if put:
-            self.client().tag_resource(ResourceArn=arn, Tags=put)
+        self.retag(prop_diff, self._live_tags,
+                   remove=lambda keys: self.client().untag_resource(ResourceArn=arn,
+                                                                    TagKeys=keys),
+                   put=lambda tags: self.client().tag_resource(ResourceArn=arn, Tags=tags))
 
     def updated(self) -> bool:
         return self._status() == "ACTIVE"

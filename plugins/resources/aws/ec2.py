@@ -52,16 +52,17 @@ class Ec2Resource(AwsResource):
     def tag_specifications(self) -> list[dict[str, Any]]:
         return [{"ResourceType": self.tag_type, "Tags": self.all_tags()}]
 
-    def retag(self, prop_diff: Mapping[str, Any], live: Mapping[str, Any] | None) -> None:
-        put, removed = self.tag_changes(prop_diff, (live or {}).get("Tags") or [])
-        if removed:
-            self.client().delete_tags(Resources=[self.physical_id],
-                                      Tags=[{"Key": k} for k in removed])
-        if put:
-            self.client().create_tags(Resources=[self.physical_id], Tags=put)
+    def update_tags(self, prop_diff: Mapping[str, Any],
+                    live: Mapping[str, Any] | None = None) -> None:
+        """Retag from ``live`` (the thing as described), described now when not given."""
+        ids = [self.physical_id]
+        self.retag(prop_diff, lambda: ((live or self.lookup() or {}).get("Tags") or []),
+                   remove=lambda keys: self.client().delete_tags(
+                       Resources=ids, Tags=[{"Key": k} for k in keys]),
+                   put=lambda tags: self.client().create_tags(Resources=ids, Tags=tags))
 
     def update(self, prop_diff: Mapping[str, Any]) -> None:
-        self.retag(prop_diff, self.lookup() if "Tags" in prop_diff else None)
+        self.update_tags(prop_diff)
 
     def observed(self, item: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
         """``{property: item[field]}`` plus the tags."""
@@ -317,7 +318,7 @@ class SecurityGroup(Ec2Resource):
     def update(self, prop_diff: Mapping[str, Any]) -> None:
         live = self.lookup() or {}
         self._set_rules(str(self.physical_id), live, create=False, changed=prop_diff)
-        self.retag(prop_diff, live)
+        self.update_tags(prop_diff, live)
 
     def _set_rules(self, group_id: str, live: Mapping[str, Any], *, create: bool,
                    changed: Mapping[str, Any] | None = None) -> None:

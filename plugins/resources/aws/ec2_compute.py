@@ -85,11 +85,10 @@ class Instance(Ec2Resource):
         return self._reached("running", "pending")
 
     def update(self, prop_diff: Mapping[str, Any]) -> None:
-        live = self.lookup()
         if "SecurityGroupIds" in prop_diff and self.properties.get("SecurityGroupIds"):
             self.client().modify_instance_attribute(
                 InstanceId=self.physical_id, Groups=list(self.properties["SecurityGroupIds"]))
-        self.retag(prop_diff, live)
+        self.update_tags(prop_diff)
         if "InstanceType" in prop_diff:
             # The type of a running instance cannot change: stop it, and let the polls
             # take it through modify and start (``data["resize"]`` survives a resume).

@@ -73,11 +73,9 @@ class Role(AwsResource):
                 self.client().detach_role_policy(RoleName=name, PolicyArn=arn)
             for arn in sorted(wanted - attached):
                 self.client().attach_role_policy(RoleName=name, PolicyArn=arn)
-        put, removed = self.tag_changes(prop_diff, self._live_tags())
-        if removed:
-            self.client().untag_role(RoleName=name, TagKeys=removed)
-        if put:
-            self.client().tag_role(RoleName=name, Tags=put)
+        self.retag(prop_diff, self._live_tags,
+                   remove=lambda keys: self.client().untag_role(RoleName=name, TagKeys=keys),
+                   put=lambda tags: self.client().tag_role(RoleName=name, Tags=tags))
 
     def delete(self, physical_id: str) -> None:
         for arn in self._attached(physical_id):

@@ -62,11 +62,10 @@ class Topic(AwsResource):
             for pair in live.keys() - self._wanted():
                 self.client().unsubscribe(SubscriptionArn=live[pair])
             self._subscribe(arn, self._wanted() - live.keys())
-        put, removed = self.tag_changes(prop_diff, self._live_tags())
-        if removed:
-            self.client().untag_resource(ResourceArn=arn, TagKeys=removed)
-        if put:
-            self.client().tag_resource(ResourceArn=arn, Tags=put)
+        self.retag(prop_diff, self._live_tags,
+                   remove=lambda keys: self.client().untag_resource(ResourceArn=arn,
+                                                                    TagKeys=keys),
+                   put=lambda tags: self.client().tag_resource(ResourceArn=arn, Tags=tags))
 
     def delete(self, physical_id: str) -> None:
         self.client().delete_topic(TopicArn=physical_id)

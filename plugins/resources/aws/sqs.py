@@ -70,11 +70,10 @@ class Queue(AwsResource):
         changed = self._settings(prop_diff)
         if changed:
             self.client().set_queue_attributes(QueueUrl=url, Attributes=changed)
-        put, removed = self.tag_changes(prop_diff, self._live_tags())
-        if removed:
-            self.client().untag_queue(QueueUrl=url, TagKeys=removed)
-        if put:
-            self.client().tag_queue(QueueUrl=url, Tags={t["Key"]: t["Value"] for t in put})
+        self.retag(prop_diff, self._live_tags,
+                   remove=lambda keys: self.client().untag_queue(QueueUrl=url, TagKeys=keys),
+                   put=lambda tags: self.client().tag_queue(
+                       QueueUrl=url, Tags={t["Key"]: t["Value"] for t in tags}))
 
     def delete(self, physical_id: str) -> None:
         self.client().delete_queue(QueueUrl=physical_id)
