@@ -231,3 +231,62 @@ def test_abandon_then_adopt_takes_the_things_over_and_refuses_what_is_gone(
     orders = heat.resources.get(again, "orders")
     assert (orders.resource_status, orders.resource_status_reason) == ("ADOPT_FAILED", reason)
     ec2.terminate_instances(InstanceIds=[before["server"]])
+
+
+def test_a_setting_out_of_range_is_a_400_naming_line_and_path(heat: Any) -> None:
+    template = ("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  Orders:\n"
+                "    Type: AWS::SQS::Queue\n    Properties:\n      VisibilityTimeout: 99999\n")
+    with pytest.raises(heat_exc.HTTPBadRequest) as raised:
+        heat.stacks.create(stack_name=unique("bad-"), template=template)
+    assert str(raised.value) == (
+        "ERROR: template:6 Resources.Orders.Properties.VisibilityTimeout: Property error: "
+        "VisibilityTimeout: 99999 is out of range (min: 0, max: 43200).")
+
+
+def test_drift_of_a_hidden_value_is_masked(heat: Any, moto: MotoServer) -> None:
+    template = """\
+heat_template_version: 2018-08-31
+parameters:
+  api_key: {type: string, hidden: true}
+resources:
+  orders:
+    type: AWS::SQS::Queue
+    properties:
+      Tags: [{Key: api-key, Value: {get_param: api_key}}]
+"""
+    stack_id = heat.stacks.create(stack_name=unique("hidden-"), template=template,
+                                  parameters={"api_key": "hunter2-key"})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+    url = _ids(heat, stack_id)["orders"]
+    moto.client("sqs").tag_queue(QueueUrl=url, Tags={"api-key": "changed"})
+    heat.actions.check(stack_id)
+    wait_for_status(heat, stack_id, "CHECK_COMPLETE", timeout=60)
+    orders = heat.resources.get(stack_id, "orders")
+    assert orders.drift == {"Tags": {"expected": [{"Key": "api-key", "Value": "******"}],
+                                     "actual": [{"Key": "api-key", "Value": "changed"}]}}
+    events = heat.events.list(stack_id, resource_name="orders")
+    assert "hunter2-key" not in repr([e.to_dict() for e in events])
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+
+
+def test_every_other_type_is_abandoned_and_adopted(heat: Any, moto: MotoServer) -> None:
+    stack_id = heat.stacks.create(stack_name=unique("kept-"), template=OTHERS)["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    before = _ids(heat, stack_id)
+    data = heat.stacks.abandon(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    adopted = heat.stacks.create(stack_name=unique("adopted-"),
+                                 adopt_stack_data=json.dumps(data))["stack"]["id"]
+    wait_for_status(heat, adopted, "ADOPT_COMPLETE", timeout=60)
+    assert _ids(heat, adopted) == before
+    out = {o["output_key"]: o["output_value"] for o in heat.stacks.get(adopted).outputs}
+    assert out["table_arn"] == moto.client("dynamodb").describe_table(
+        TableName=before["table"])["Table"]["TableArn"]
+    heat.actions.check(adopted)
+    wait_for_status(heat, adopted, "CHECK_COMPLETE", timeout=60)
+    assert {r.resource_name: r.drift for r in (heat.resources.get(adopted, name)
+                                               for name in before)} == dict.fromkeys(before, {})
+    heat.stacks.delete(adopted)
+    wait_for_status(heat, adopted, "DELETE_COMPLETE", timeout=120)
+    assert before["table"] not in moto.client("dynamodb").list_tables()["TableNames"]
