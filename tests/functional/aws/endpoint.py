@@ -52,7 +52,7 @@ class MotoServer:
         self._log.close()
 
 
-#: Decides, per request (its EC2/SQS ``Action`` or JSON target, and body), what the proxy
+#: Decides, per request (``"<method> <path> <X-Amz-Target> <body>"``), what the proxy
 #: does: None forwards it; a number of seconds forwards it and holds the answer that long;
 #: "throttle" answers with EC2's throttling error without forwarding.
 Rule = Callable[[str], "float | str | None"]
@@ -77,8 +77,9 @@ class Proxy:
 
             def _any(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                call = (self.headers.get("X-Amz-Target") or "") + " " + body.decode(
-                    errors="replace")
+                call = " ".join((self.command, self.path,
+                                 self.headers.get("X-Amz-Target") or "",
+                                 body.decode(errors="replace")))
                 verdict = proxy.rule(call)
                 if verdict == "throttle":
                     proxy.throttled.append(call)

@@ -6,7 +6,9 @@ finds the instance by its tag instead of making a second one."""
 from __future__ import annotations
 
 import os
+import re
 import signal
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +17,7 @@ import pytest
 
 from tests.functional import servers
 from tests.functional.aws.conftest import start_kiln
-from tests.functional.aws.endpoint import MotoServer, Proxy
+from tests.functional.aws.endpoint import CREDENTIALS, MotoServer, Proxy
 from tests.functional.conftest import heat_for, unique, wait_for_status
 
 NETWORK = """\
@@ -74,34 +76,94 @@ def test_throttling_is_retried_and_what_outlasts_the_retries_names_the_code(
         kiln.stop()
 
 
-def _tagged_instances(moto: MotoServer, stack_id: str) -> list[str]:
-    reservations = moto.client("ec2").describe_instances(Filters=[
-        {"Name": "tag:kiln:stack-id", "Values": [stack_id]}])["Reservations"]
-    return [i["InstanceId"] for r in reservations for i in r["Instances"]
-            if i["State"]["Name"] != "terminated"]
+EVERY_TYPE = """\
+heat_template_version: 2018-08-31
+resources:
+  vpc:
+    type: AWS::EC2::VPC
+    properties: {CidrBlock: 10.60.0.0/16}
+  gateway:
+    type: AWS::EC2::InternetGateway
+  server:
+    type: AWS::EC2::Instance
+    properties: {ImageId: ami-12c6146b}
+  volume:
+    type: AWS::EC2::Volume
+    properties: {AvailabilityZone: us-east-1a, Size: 1}
+  queue:
+    type: AWS::SQS::Queue
+  bucket:
+    type: AWS::S3::Bucket
+  topic:
+    type: AWS::SNS::Topic
+  table:
+    type: AWS::DynamoDB::Table
+    properties:
+      AttributeDefinitions: [{AttributeName: id, AttributeType: S}]
+      KeySchema: [{AttributeName: id, KeyType: HASH}]
+      ProvisionedThroughput: {ReadCapacityUnits: 1, WriteCapacityUnits: 1}
+  role:
+    type: AWS::IAM::Role
+    properties:
+      AssumeRolePolicyDocument: {Version: "2012-10-17", Statement: []}
+"""
+
+#: The calls that make something, by protocol: EC2, IAM and SNS name an Action; SQS and
+#: DynamoDB a JSON target; S3 is a PUT of the bucket's path alone.
+MAKES = re.compile(r"Action=(Create(Vpc|InternetGateway|Volume|Role|Topic)|RunInstances)&"
+                   r"|\.Create(Queue|Table) |^PUT /[^/?]+ ")
 
 
-def test_a_create_killed_while_ec2_answers_is_resumed_without_a_second_instance(
+def _made(moto: MotoServer, stack_id: str, stack_name: str) -> dict[str, list[str]]:
+    """Every live thing of the stack, by kind: what a duplicate would show up in."""
+    ec2 = moto.client("ec2")
+    by_stack = [{"Name": "tag:kiln:stack-id", "Values": [stack_id]}]
+    made = {
+        "vpc": [v["VpcId"] for v in ec2.describe_vpcs(Filters=by_stack)["Vpcs"]],
+        "gateway": [g["InternetGatewayId"] for g in ec2.describe_internet_gateways(
+            Filters=by_stack)["InternetGateways"]],
+        "volume": [v["VolumeId"] for v in ec2.describe_volumes(Filters=by_stack)["Volumes"]],
+        "server": [i["InstanceId"] for r in ec2.describe_instances(Filters=by_stack)[
+            "Reservations"] for i in r["Instances"] if i["State"]["Name"] != "terminated"],
+        "queue": [u for u in moto.client("sqs").list_queues().get("QueueUrls", [])
+                  if f"/{stack_name}-" in u],
+        "bucket": [b["Name"] for b in moto.client("s3").list_buckets()["Buckets"]
+                   if b["Name"].startswith(stack_name)],
+        "topic": [t["TopicArn"] for t in moto.client("sns").list_topics()["Topics"]
+                  if f":{stack_name}-" in t["TopicArn"]],
+        "table": [t for t in moto.client("dynamodb").list_tables()["TableNames"]
+                  if t.startswith(stack_name)],
+        "role": [r["RoleName"] for r in moto.client("iam").list_roles()["Roles"]
+                 if r["RoleName"].startswith(stack_name)],
+    }
+    return {kind: sorted(ids) for kind, ids in made.items() if ids}
+
+
+def test_creates_killed_before_their_ids_were_recorded_are_resumed_without_duplicates(
         tmp_path_factory: pytest.TempPathFactory, moto: MotoServer, proxy: Proxy) -> None:
     state = tmp_path_factory.mktemp("kiln-killed")
-    extra = {"OS_AWS__ENDPOINT_URL": proxy.url, "AWS_ACCESS_KEY_ID": "testing",
-             "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    # RunInstances reaches EC2 (the instance exists), but its answer is held back: the
-    # worker dies before it can record the instance's id.
-    proxy.rule = lambda call: 20.0 if "Action=RunInstances" in call else None
+    extra = {"OS_AWS__ENDPOINT_URL": proxy.url, **CREDENTIALS}
+    # Every create reaches AWS, but its answer comes 0.6 s late: the worker starts the
+    # round's creates one after the other and records their ids when the round ends, so
+    # the kill finds several made and none recorded.
+    proxy.rule = lambda call: 0.6 if MAKES.search(call) else None
     first = servers.start_all(state, None, **extra)
     credentials = servers.new_tenant(first.env, "killed")
     heat: Any = heat_for(first, credentials)
-    stack_id = heat.stacks.create(stack_name=unique("killed-"),
-                                  template=NETWORK)["stack"]["id"]
+    name = unique("killed")
+    stack_id = heat.stacks.create(stack_name=name, template=EVERY_TYPE)["stack"]["id"]
     deadline = time.monotonic() + 60
-    while not proxy.delayed and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert proxy.delayed, "RunInstances never reached the endpoint"
-    assert len(_tagged_instances(moto, stack_id)) == 1
+    while len(proxy.delayed) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
     os.kill(first.processes[0].popen.pid, signal.SIGKILL)
     first.processes[0].popen.wait()
     first.stop()
+    made_before = _made(moto, stack_id, name)
+    assert len(made_before) >= 4, made_before
+    with sqlite3.connect(state / "kiln.sqlite") as db:  # what the dead worker recorded
+        recorded = db.execute("SELECT physical_id FROM resources WHERE stack_id = ?",
+                              (stack_id,)).fetchall()
+    assert recorded and all(physical_id is None for (physical_id,) in recorded)
 
     proxy.rule = lambda call: None
     second = servers.start_all(state, None, **extra)
@@ -109,12 +171,14 @@ def test_a_create_killed_while_ec2_answers_is_resumed_without_a_second_instance(
         heat = heat_for(second, credentials)
         # The dead worker's leases (10 s in tests) expire; the new one resumes.
         wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=90)
-        instances = _tagged_instances(moto, stack_id)
-        assert len(instances) == 1
-        server = heat.resources.get(stack_id, "server")
-        assert server.physical_resource_id == instances[0]
+        ids = {r.resource_name: r.physical_resource_id for r in heat.resources.list(stack_id)}
+        made = _made(moto, stack_id, name)
+        # One of each, and the one the stack records: none made twice.
+        assert made == {kind: [ids[kind]] for kind in ids}
+        for kind, found in made_before.items():
+            assert found == made[kind], kind
         heat.stacks.delete(stack_id)
         wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
-        assert _tagged_instances(moto, stack_id) == []
+        assert _made(moto, stack_id, name) == {}
     finally:
         second.stop()
