@@ -169,3 +169,34 @@ def test_generated_names_keep_to_each_services_rules(
     assert __import__("re").match(pattern, name), name
     # The unique suffix survives the cut.
     assert resource.physical_resource_name().rsplit("-", 1)[-1].lower() in name.lower()
+
+
+IN_PLACE = {
+    s3.Bucket: {"Tags", "VersioningConfiguration", "AccessControl"},
+    s3.BucketPolicy: {"PolicyDocument"},
+    sqs.Queue: {"DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod",
+                "ReceiveMessageWaitTimeSeconds", "VisibilityTimeout", "Tags"},
+    sns.Topic: {"DisplayName", "Subscription", "Tags"},
+    sns.Subscription: set(),
+    dynamodb.Table: {"BillingMode", "ProvisionedThroughput", "Tags"},
+    iam.Role: {"AssumeRolePolicyDocument", "Description", "MaxSessionDuration",
+               "ManagedPolicyArns", "Tags"},
+    ec2.VPC: {"EnableDnsSupport", "EnableDnsHostnames", "Tags"},
+    ec2.Subnet: {"MapPublicIpOnLaunch", "Tags"},
+    ec2.InternetGateway: {"Tags"},
+    ec2.VPCGatewayAttachment: set(),
+    ec2.SecurityGroup: {"SecurityGroupIngress", "SecurityGroupEgress", "Tags"},
+    ec2_compute.Instance: {"InstanceType", "SecurityGroupIds", "Tags"},
+    ec2_compute.Volume: {"Size", "VolumeType", "Iops", "Tags"},
+    ec2_compute.VolumeAttachment: set(),
+}
+
+
+@pytest.mark.parametrize("cls", list(IN_PLACE), ids=lambda cls: cls.__name__)
+def test_what_changes_in_place_and_what_replaces_is_as_the_spec_says(
+        aws_runtime: FakeRuntime, cls: type[Resource]) -> None:
+    """specs/aws-resources.rst, "The types": the rest of each schema replaces."""
+    schema = cls.properties_schema
+    resource = cls("r", {}, aws_runtime)
+    for name in schema:
+        assert resource.needs_replacement({name: "x"}) is (name not in IN_PLACE[cls]), name
