@@ -734,7 +734,6 @@ class StepRunner:
         masked: Drift = redact(held.drift or {}, held.secrets)
         return masked
 
-
     def _row(self, session: Any, held: HeldStep) -> ResourceRow:
         return queries.get_stack_resource(session, held.stack_id, held.resource_name)
 
