@@ -15,6 +15,7 @@ a poll treats as "look again later".
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -82,6 +83,12 @@ class AwsClients:
             connect_timeout=group.connect_timeout, read_timeout=group.read_timeout,
             # Path-style works against every endpoint, loopback ones included.
             s3={"addressing_style": "path"} if group.endpoint_url else None)
+        # botocore's and urllib3's DEBUG lines carry whole request bodies (template
+        # values, hidden ones included) and signed headers: never log them, even when
+        # [DEFAULT] debug turns everything else up.
+        for name in ("botocore", "boto3", "urllib3"):
+            logger = logging.getLogger(name)
+            logger.setLevel(max(logger.getEffectiveLevel(), logging.INFO))
         self._lock = threading.Lock()
         self._sessions: dict[str | None, boto3.session.Session] = {}
         self._clients: dict[tuple[str | None, str], Client] = {}

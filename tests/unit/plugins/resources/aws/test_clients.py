@@ -3,6 +3,8 @@ cache, and botocore's errors as Kiln's, with AWS's code and operation name."""
 
 from __future__ import annotations
 
+import logging
+
 import botocore.exceptions
 import pytest
 
@@ -68,6 +70,21 @@ def test_a_tenant_with_a_profile_of_its_own_gets_its_own_client(
     special = clients.client("sqs", "special")
     assert special is not clients.client("sqs", "plain")
     assert special.raw._request_signer._credentials.access_key == "other"
+
+
+def test_request_bodies_never_reach_the_log_even_under_debug(
+        moto: MotoServer, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    for name in ("botocore", "boto3", "urllib3"):
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.DEBUG)
+    clients = aws_clients(moto.url)
+    with caplog.at_level(logging.DEBUG):
+        clients.client("sqs", "t").create_queue(QueueName="logged",
+                                                tags={"api-key": "hunter2-in-a-tag"})
+    assert "hunter2-in-a-tag" not in caplog.text
+    assert "testing" not in caplog.text
 
 
 def test_no_endpoint_at_all_is_a_backend_failure_not_a_crash(
