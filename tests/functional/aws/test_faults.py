@@ -1,7 +1,7 @@
 """Faults between Kiln and AWS, made by a loopback proxy in front of moto's server:
 throttling (botocore's back-off absorbs it; what outlasts it fails the resource with
-AWS's error code), and a worker killed while EC2 answers a create, whose successor
-finds the instance by its tag instead of making a second one."""
+AWS's error code), and a worker killed while AWS answers its creates, whose successor
+finds each thing made (by name or by tag) instead of making a second one."""
 
 from __future__ import annotations
 
