@@ -6,6 +6,7 @@ and put back by a converging update, and a clean delete."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Any
 
@@ -166,3 +167,30 @@ def test_mixed_stack_creates_updates_reports_drift_converges_and_deletes(
     assert queue_url not in sqs.list_queues().get("QueueUrls", [])
     assert out[n("bucket_out")] not in {b["Name"] for b in s3.list_buckets()["Buckets"]}
     print(f"\n{form} timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
+
+
+def test_the_mixed_stack_is_abandoned_and_adopted_whole(heat: Any, moto: MotoServer) -> None:
+    """Abandon, then adopt: the subnet, group, volume and attachment (and the rest) are
+    taken over as they are, checked without drift, and deleted by the adopting stack."""
+    names = FORMS["hot"].names
+    stack_id = heat.stacks.create(stack_name=unique("whole-"), template=HOT,
+                                  parameters={names["topic_name"]: unique("whole-")}
+                                  )["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    before = physical_ids(heat, stack_id)
+    data = heat.stacks.abandon(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    assert len(tagged(moto, stack_id)) == 5  # abandoned: all still there
+
+    adopted = heat.stacks.create(stack_name=unique("adopted-"),
+                                 adopt_stack_data=json.dumps(data))["stack"]["id"]
+    wait_for_status(heat, adopted, "ADOPT_COMPLETE", timeout=60)
+    assert physical_ids(heat, adopted) == before
+    heat.actions.check(adopted)
+    wait_for_status(heat, adopted, "CHECK_COMPLETE", timeout=60)
+    assert {name: heat.resources.get(adopted, name).drift for name in before} == (
+        dict.fromkeys(before, {}))
+    heat.stacks.delete(adopted)
+    wait_for_status(heat, adopted, "DELETE_COMPLETE", timeout=120)
+    # The things still carry the first stack's id in their tags: that is how to look.
+    assert tagged(moto, stack_id) == []
