@@ -53,15 +53,14 @@ class ResourceTypeRegistry:
         manager: ExtensionManager[Resource] = ExtensionManager(
             namespace, invoke_on_load=False, on_load_failure_callback=_fail(namespace)
         )
-        registry = cls.from_extensions(manager.extensions, namespace, load_constraints())
-        if services is not None:
-            registry.services = services
-        return registry
+        return cls.from_extensions(manager.extensions, namespace, load_constraints(),
+                                   services)
 
     @classmethod
     def from_extensions(
         cls, extensions: Iterable[Extension[Resource]], namespace: str = NAMESPACE,
         constraints: Mapping[str, CustomCheck] | None = None,
+        services: ResourceServices | None = None,
     ) -> ResourceTypeRegistry:
         types: dict[str, type[Resource]] = {}
         for ext in extensions:
@@ -81,7 +80,7 @@ class ResourceTypeRegistry:
             types[ext.name] = ext.plugin
         entry_points = {ext.name: str(getattr(ext.entry_point, "value", ""))
                         for ext in extensions}
-        return cls(types, constraints, namespace, entry_points)
+        return cls(types, constraints, namespace, entry_points, services)
 
     def get(self, type_name: str) -> type[Resource]:
         if type_name.endswith(TEMPLATE_SUFFIXES):

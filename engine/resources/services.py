@@ -53,6 +53,3 @@ class ResourceServices:
         except KeyError:
             raise NotSupported(feature=f"The resource service {name!r} (not installed, or "
                                        "this process was built without services)") from None
-
-    def names(self) -> list[str]:
-        return sorted(self._services)

@@ -495,7 +495,7 @@ class StepRunner:
                         action, instance, secrets, token=step.token,
                         needs_start=not step.started, saved_data=dict(row.data or {}),
                         adopt=adopt, prop_diff=prop_diff,
-                        converge=action == UPDATE and converge)
+                        converge=converge)
         if failure is None and action in (CREATE, ADOPT, UPDATE) and held.needs_start:
             try:
                 instance.validate()

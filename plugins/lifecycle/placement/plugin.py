@@ -175,8 +175,8 @@ class PlacementPlugin(LifecyclePlugin):
     # --- inspection ----------------------------------------------------------------------
 
     def placement_of(self, stack_id: str, resource_name: str) -> Mapping[str, Any] | None:
-        if self._database is None:
-            return None
+        if self._inventory is None or self._database is None:
+            return None  # places nothing: no read per resource
         with self._database.read() as session:
             rows = store.of_stack(session, stack_id, resource_name)
         # An update's new placement (pending) is the one its create or update acts on.

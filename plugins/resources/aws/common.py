@@ -17,8 +17,8 @@ schemas; this class does the bookkeeping:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from engine.errors import BackendResourceGone, BackendThrottled
 from engine.resources.base import Resource, Token
@@ -26,6 +26,7 @@ from engine.schema import LIST, MAP, STRING, Property
 from plugins.resources.aws.clients import Client
 
 STACK_TAG, RESOURCE_TAG = "kiln:stack-id", "kiln:resource"
+T = TypeVar("T")
 
 TAGS = Property(
     LIST, "Tags (Key, Value) to put on the resource, besides Kiln's own kiln:stack-id and "
@@ -148,11 +149,9 @@ class AwsResource(Resource):
         """The live tags in the template's form: Kiln's left out (never the tenant's to
         set) and in the template's order, so only a real change reads as drift."""
         own = {STACK_TAG, RESOURCE_TAG}
-        tags = {t["Key"]: t["Value"] for t in live if t["Key"] not in own
-                and not t["Key"].startswith("aws:")}
-        order = [t["Key"] for t in self.template_tags()]
-        keys = [k for k in order if k in tags] + sorted(k for k in tags if k not in order)
-        return [{"Key": k, "Value": tags[k]} for k in keys]
+        tags = [{"Key": t["Key"], "Value": t["Value"]} for t in live
+                if t["Key"] not in own and not t["Key"].startswith("aws:")]
+        return in_template_order(tags, self.template_tags(), key=lambda t: t["Key"])
 
     def retag(self, prop_diff: Mapping[str, Any],
               live: Callable[[], Sequence[Mapping[str, str]]], *,
@@ -196,6 +195,16 @@ class AwsResource(Resource):
             return read()
         except BackendResourceGone:
             return None
+
+
+def in_template_order(live: Iterable[T], wanted: Iterable[Any],
+                      key: Callable[[Any], Any] = lambda item: item) -> list[T]:
+    """The ``live`` items of a collection whose order means nothing to the backend: those
+    the template lists first, in its order, then the others sorted by ``key``. A
+    comparison with the template then finds only real differences."""
+    left = {key(item): item for item in live}
+    first = [left.pop(key(item)) for item in wanted if key(item) in left]
+    return first + [left[k] for k in sorted(left)]
 
 
 def patiently(poll: Callable[[], bool]) -> bool:

@@ -14,7 +14,13 @@ from typing import Any, ClassVar
 
 from engine.errors import BackendResourceGone
 from engine.schema import BOOLEAN, INTEGER, LIST, MAP, STRING, AllowedValues, Attribute, Property
-from plugins.resources.aws.common import RESOURCE_TAG, TAGS, AwsResource, drop_none
+from plugins.resources.aws.common import (
+    RESOURCE_TAG,
+    TAGS,
+    AwsResource,
+    drop_none,
+    in_template_order,
+)
 
 #: States in which a described thing counts as gone.
 GONE_STATES = frozenset({"terminated", "shutting-down", "deleted", "deleting"})
@@ -349,12 +355,8 @@ class SecurityGroup(Ec2Resource):
                                          "VpcId": "VpcId"})
         for prop, field in (("SecurityGroupIngress", "IpPermissions"),
                             ("SecurityGroupEgress", "IpPermissionsEgress")):
-            live = _rules(group.get(field) or [], prop)
-            wanted = self.properties.get(prop) or []
-            # The template's order first, so only a real difference reads as drift.
-            keys = {_key(r): r for r in live}
-            ordered = [keys.pop(_key(r)) for r in wanted if _key(r) in keys]
-            observed[prop] = ordered + [keys[k] for k in sorted(keys)]
+            observed[prop] = in_template_order(_rules(group.get(field) or [], prop),
+                                               self.properties.get(prop) or [], key=_key)
         return observed
 
     def get_attribute(self, name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from engine.errors import BackendFailed
 from engine.resources.base import Token
 from engine.schema import BOOLEAN, INTEGER, LIST, STRING, Attribute, Property, Range
-from plugins.resources.aws.common import TAGS, drop_none, patiently
+from plugins.resources.aws.common import TAGS, drop_none, in_template_order, patiently
 from plugins.resources.aws.ec2 import Ec2Resource
 
 
@@ -142,10 +142,9 @@ class Instance(Ec2Resource):
             "ImageId": "ImageId", "InstanceType": "InstanceType", "SubnetId": "SubnetId",
             "KeyName": "KeyName"})
         observed["AvailabilityZone"] = instance.get("Placement", {}).get("AvailabilityZone")
-        groups = [g["GroupId"] for g in instance.get("SecurityGroups", [])]
-        wanted = list(self.properties.get("SecurityGroupIds") or [])
-        observed["SecurityGroupIds"] = ([g for g in wanted if g in groups]
-                                        + sorted(set(groups) - set(wanted)))
+        observed["SecurityGroupIds"] = in_template_order(
+            [g["GroupId"] for g in instance.get("SecurityGroups", [])],
+            self.properties.get("SecurityGroupIds") or [])
         self._remember(instance)
         return observed
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.schema import INTEGER, LIST, MAP, STRING, Attribute, Property, Range
-from plugins.resources.aws.common import TAGS, AwsResource, drop_none
+from plugins.resources.aws.common import TAGS, AwsResource, drop_none, in_template_order
 
 
 class Role(AwsResource):
@@ -90,14 +90,12 @@ class Role(AwsResource):
         document = role.get("AssumeRolePolicyDocument")
         if isinstance(document, str):  # IAM returns it URL-encoded in some SDKs
             document = json.loads(urllib.parse.unquote(document))
-        attached = self._attached()
-        wanted = list(self.properties.get("ManagedPolicyArns") or [])
         return {
             "Path": role.get("Path"), "AssumeRolePolicyDocument": document,
             "Description": role.get("Description"),
             "MaxSessionDuration": role.get("MaxSessionDuration"),
-            "ManagedPolicyArns": [a for a in wanted if a in attached]
-            + sorted(set(attached) - set(wanted)),
+            "ManagedPolicyArns": in_template_order(
+                self._attached(), self.properties.get("ManagedPolicyArns") or []),
             "Tags": self.observed_tags(self._live_tags()),
         }
 

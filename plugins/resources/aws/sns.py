@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.schema import LIST, MAP, STRING, Attribute, Property
-from plugins.resources.aws.common import TAGS, AwsResource
+from plugins.resources.aws.common import TAGS, AwsResource, in_template_order
 
 PROTOCOLS = ("http", "https", "email", "email-json", "sms", "sqs", "application", "lambda",
              "firehose")
@@ -78,11 +78,10 @@ class Topic(AwsResource):
         observed: dict[str, Any] = {
             "DisplayName": live["Attributes"].get("DisplayName") or None,
             "Tags": self.observed_tags(self._live_tags())}
-        pairs = self._subscriptions(str(arn)).keys()
-        ordered = [s for s in self.properties.get("Subscription") or [] if _pair(s) in pairs]
-        known = {_pair(s) for s in ordered}
-        observed["Subscription"] = ordered + [{"Endpoint": e, "Protocol": p}
-                                              for p, e in sorted(pairs - known)]
+        live_subscriptions = [{"Endpoint": endpoint, "Protocol": protocol}
+                              for protocol, endpoint in self._subscriptions(str(arn))]
+        observed["Subscription"] = in_template_order(
+            live_subscriptions, self.properties.get("Subscription") or [], key=_pair)
         return observed
 
     def _wanted(self) -> set[tuple[str, str]]:
