@@ -193,7 +193,7 @@ class InvalidTemplateReference(StackValidationFailed):
 
 
 class CircularDependency(StackValidationFailed):
-    msg_fmt = "Circular dependency found: {cycle}"
+    msg_fmt = "Circular Dependency Found: {cycle}"  # Heat's words (dependencies.py)
 
 
 class ResourceTypeNotFound(StackValidationFailed):

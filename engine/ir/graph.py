@@ -1,51 +1,59 @@
-"""Dependency graphs: deterministic topological order and cycles reported as a path."""
+"""Dependency graphs: deterministic topological order and cycles reported as a path.
+
+Nothing here recurses: a template may chain thousands of resources (up to
+``max_resources_per_stack``), far deeper than Python's call stack, so both walks keep
+their own stack or heap.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import heapq
+from collections.abc import Iterable, Iterator, Mapping
+
+_ON_PATH, _DONE = 1, 2
 
 
 def find_cycle(requires: Mapping[str, Iterable[str]]) -> list[str] | None:
-    """A cycle as ``[a, b, ..., a]`` (a requires b ...), or None. Deterministic."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(requires.get(node, ())):
-            if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        path.pop()
-        state[node] = 2
-        return None
-
+    """A cycle as ``[a, b, ..., a]`` (a requires b ...), or None. Deterministic: the
+    depth-first walk starts from the nodes in name order and follows requirements in
+    name order, so the same graph always reports the same cycle."""
+    state: dict[str, int] = {}
     for start in sorted(requires):
-        if start not in state:
-            found = visit(start)
-            if found:
-                return found
+        if start in state:
+            continue
+        path = [start]
+        state[start] = _ON_PATH
+        # One iterator per node on the path: where its walk through its requirements is.
+        pending: list[Iterator[str]] = [iter(sorted(requires.get(start, ())))]
+        while pending:
+            nxt = next(pending[-1], None)
+            if nxt is None:
+                state[path.pop()] = _DONE
+                pending.pop()
+            elif state.get(nxt) == _ON_PATH:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = _ON_PATH
+                path.append(nxt)
+                pending.append(iter(sorted(requires.get(nxt, ()))))
     return None
 
 
 def topological_order(requires: Mapping[str, Iterable[str]]) -> list[str]:
-    """Every node after all that it requires; ties broken by name. Assumes no cycle."""
+    """Every node after all that it requires; ties broken by name. Assumes no cycle:
+    a node on one, or requiring one that is not a node, is left out."""
     remaining = {node: set(deps) for node, deps in requires.items()}
-    order: list[str] = []
-    ready = sorted(node for node, deps in remaining.items() if not deps)
     users = invert(requires)
+    ready = [node for node, deps in remaining.items() if not deps]
+    heapq.heapify(ready)
+    order: list[str] = []
     while ready:
-        node = ready.pop(0)
+        node = heapq.heappop(ready)
         order.append(node)
-        for user in sorted(users.get(node, ())):
+        for user in users.get(node, ()):
             remaining[user].discard(node)
             if not remaining[user]:
-                ready.append(user)
-        ready.sort()
+                heapq.heappush(ready, user)
     return order
 
 

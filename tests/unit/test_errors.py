@@ -92,7 +92,7 @@ def test_at_keeps_an_existing_finer_location() -> None:
         (errors.UserParameterMissing(key="x"), "The Parameter (x) was not provided."),
         (errors.UnknownUserParameter(key="p"), "The Parameter (p) was not defined in template."),
         (errors.InvalidFilter(keys=["bogus"]), "Invalid filter parameters ['bogus']"),
-        (errors.CircularDependency(cycle="a -> b -> a"), "Circular dependency found: a -> b -> a"),
+        (errors.CircularDependency(cycle="a -> b -> a"), "Circular Dependency Found: a -> b -> a"),
         (errors.InvalidTemplateReference(name="r9", referenced_from="outputs.o"),
          'The specified reference "r9" (in outputs.o) is incorrect.'),
     ],

@@ -87,7 +87,7 @@ BROKEN = [
      "template:4 resources.a.type: The Resource Type (OS::Nope) could not be found."),
     ("heat_template_version: 2018-08-31\nresources:\n  a:\n    type: OS::Heat::None\n"
      "    depends_on: b\n  b:\n    type: OS::Heat::None\n    depends_on: a\n",
-     "CircularDependency", "template:3 resources.a: Circular dependency found: a -> b -> a"),
+     "CircularDependency", "template:3 resources.a: Circular Dependency Found: a -> b -> a"),
     ("heat_template_version: 2018-08-31\nparameters:\n  size: {type: number}\n"
      "resources:\n  a: {type: OS::Heat::None}\n",
      "UserParameterMissing", "template:3 parameters.size: The Parameter (size) was not "

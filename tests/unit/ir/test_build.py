@@ -286,7 +286,7 @@ resources:
         make(text)
 
     assert str(caught.value) == (
-        "template:7 resources.a: Circular dependency found: a -> b -> a"
+        "template:7 resources.a: Circular Dependency Found: a -> b -> a"
     )
 
 
@@ -294,7 +294,7 @@ def test_self_reference_is_a_cycle(make: Make) -> None:
     text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
             "    properties: {value: {get_attr: [a, value]}}\n")
 
-    with pytest.raises(CircularDependency, match="Circular dependency found: a -> a$"):
+    with pytest.raises(CircularDependency, match="Circular Dependency Found: a -> a$"):
         make(text)
 
 

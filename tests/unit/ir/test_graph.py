@@ -70,3 +70,28 @@ def test_invert() -> None:
 
 def test_invert_includes_requirements_that_are_not_keys() -> None:
     assert invert({"a": {"ghost"}}) == {"a": frozenset(), "ghost": frozenset({"a"})}
+
+
+def chain(length: int) -> dict[str, set[str]]:
+    """``r00000`` requires ``r00001`` ... : names sort in dependency order, so a walk from
+    the first name goes the whole way down before it finishes anything."""
+    return {f"r{i:05d}": {f"r{i + 1:05d}"} if i + 1 < length else set()
+            for i in range(length)}
+
+
+def test_a_chain_deeper_than_the_call_stack_has_no_cycle() -> None:
+    graph = chain(20_000)
+
+    assert find_cycle(graph) is None
+    assert topological_order(graph) == sorted(graph, reverse=True)
+
+
+def test_a_cycle_at_the_end_of_a_deep_chain_is_found() -> None:
+    graph = chain(20_000)
+    graph["r19999"] = {"r19998"}
+
+    assert find_cycle(graph) == ["r19998", "r19999", "r19998"]
+
+
+def test_topological_order_leaves_out_what_waits_on_a_missing_node() -> None:
+    assert topological_order({"a": {"ghost"}, "b": set()}) == ["b"]
