@@ -104,6 +104,18 @@ engine_opts = [
                "lifecycle plugins, so a slow plugin never stalls resource work."),
     cfg.IntOpt("stack_action_timeout_seconds", default=3600, min=1,
                help="Timeout of a stack operation when the request gives no timeout_mins."),
+    cfg.IntOpt("internal_error_attempts", default=3, min=1,
+               help="Tries of an operation phase (pre-ops, plan, time-out, finish, "
+               "post-ops) or of a resource step that fails on an unexpected error (a "
+               "Kiln bug, not a plugin's failure) or whose worker dies during it. Then "
+               "the step or the stack is <ACTION>_FAILED with a reason naming the "
+               "operation and request to find in the engine log (post-ops that keep "
+               "failing are skipped, logged)."),
+    cfg.FloatOpt("internal_error_backoff_seconds", default=0.5, min=0.0,
+                 help="Wait before the second try of what failed on an unexpected "
+                 "error, doubled before each further try (at most 60 s). With the "
+                 "defaults an operation that keeps failing ends about 3.5 s after its "
+                 "first failure; one that kills its worker, after a lease per try."),
 ]
 
 lifecycle_plugin_opts = [

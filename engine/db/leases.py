@@ -78,6 +78,8 @@ def claim_operations(session: Session, owner: str, now: Now, lease_seconds: floa
         operation.lease_owner = owner
         operation.lease_expires_at = _expiry(now, lease_seconds)
         operation.attempt += 1
+        # Counted before the phase runs, so a phase that kills its worker counts too.
+        operation.failures += 1
     return operations
 
 
@@ -93,16 +95,31 @@ def renew_operation(session: Session, operation_id: str, owner: str, now: Now,
 
 
 def release_operation(session: Session, operation: Operation) -> None:
+    """Release after a phase that completed: its tries start again from none."""
     operation.lease_owner = None
     operation.lease_expires_at = None
+    operation.failures = 0
+
+
+def back_off_operation(session: Session, operation: Operation, not_before: Now) -> None:
+    """Release after a phase that failed: nobody claims it again before ``not_before``
+    (the claim takes operations whose lease expired, and this one is made to expire
+    then), and the try stays counted."""
+    operation.lease_owner = None
+    operation.lease_expires_at = not_before
 
 
 def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
                 limit: int, room: Mapping[str, int] | None = None) -> list[Step]:
-    """Ready steps, and running steps whose holder stopped renewing (it died).
+    """Ready steps, and running steps whose holder stopped renewing (it died) or gave
+    them back after a failure.
 
     ``room`` caps the steps of some resource types: at most that many more of each are
-    claimed (types with no room are not even read)."""
+    claimed (types with no room are not even read). At most one *suspect* is claimed: a
+    step whose last claim ended without its progress being saved (its worker failed on
+    it, or died while it held it). The caller runs the suspect in a round of its own, so
+    should it kill this worker too, the other steps claimed with it are not counted
+    against (see ``Step.failures``)."""
     room = dict(room or {})
     full = [kind for kind, left in room.items() if left <= 0]
     query = CLAIMABLE_STEPS
@@ -110,20 +127,37 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
         query = query.where(or_(Step.resource_type.is_(None),
                                 Step.resource_type.not_in(full)))
     steps = []
+    suspect_taken = False
     for step in session.scalars(query, {"now": now, "limit": limit}):
+        suspect = step.failures > 0
+        if suspect and suspect_taken:
+            continue  # read but left as it is, as below
         if step.resource_type in room:
             if room[step.resource_type] <= 0:
                 continue  # read but left as it is: another claim takes it
             room[step.resource_type] -= 1
+        suspect_taken |= suspect
         steps.append(step)
     for step in steps:
         step.state = STEP_RUNNING
         step.lease_owner = owner
         step.lease_expires_at = _expiry(now, lease_seconds)
         step.attempt += 1
+        # Counted before anything runs, so a step that kills its worker counts too.
+        step.failures += 1
         if step.started_at is None:
             step.started_at = now
     return steps
+
+
+def back_off_step(session: Session, step: Step, owner: str, not_before: Now) -> bool:
+    """Give a step back after a failure (the try stays counted): nobody claims it again
+    before ``not_before``. False if it is no longer ours."""
+    if step.lease_owner != owner or step.state != STEP_RUNNING:
+        return False
+    step.lease_owner = None
+    step.lease_expires_at = not_before
+    return True
 
 
 def renew_steps(session: Session, owner: str, step_ids: Collection[int], now: Now,

@@ -173,6 +173,10 @@ class Operation(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(36))
     lease_expires_at: Mapped[datetime.datetime | None]
     attempt: Mapped[int] = mapped_column(Integer, default=0)
+    # Claims since a phase of it last completed: each claim adds one, a completed phase
+    # sets it back to 0. So it counts the tries that failed on a bug or whose worker died
+    # during them (``attempt`` counts every claim); see engine/worker/poison.py.
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Steps not yet closed; kept by db.steps under the operation's row lock, so finding
     # the last step is O(1) rather than a count over every step of a large stack.
     open_steps: Mapped[int] = mapped_column(Integer, default=0)
@@ -211,6 +215,8 @@ class Step(Base):
     lease_expires_at: Mapped[datetime.datetime | None]
     next_poll_at: Mapped[datetime.datetime | None]
     attempt: Mapped[int] = mapped_column(Integer, default=0)
+    # Claims since its progress was last saved (as ``operations.failures``).
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     failure_reason: Mapped[str | None] = mapped_column(Text)
     # What an UPDATE step decided to do to its resource (CREATE, UPDATE, REPLACE,
     # RESTORE, NONE), stored with the decision so a resumed step does the same.

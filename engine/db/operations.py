@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from sqlalchemy import select
+
 from engine.db import queries
 from engine.db.models import Operation, Stack
 from engine.db.states import OP_PENDING, STACK_ACTION
@@ -49,3 +51,11 @@ def cancel_then_delete(session: Any, stack: Stack, running: Operation,
     stack.action, stack.status = "DELETE", "IN_PROGRESS"
     stack.status_reason = "Stack DELETE started"
     queries.add_stack_event(session, stack, now)
+
+
+def request_id_of(session: Any, operation_id: str) -> str:
+    """The id of the request that started the operation ("" if not recorded): its log
+    lines and an internal-error reason carry it, so an operator can follow one request
+    from the API's log to the engine's."""
+    context = session.scalar(select(Operation.context).where(Operation.id == operation_id))
+    return str((context or {}).get("request_id", ""))

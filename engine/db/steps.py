@@ -69,10 +69,11 @@ def load_steps(session: Session, step_ids: Collection[int]) -> list[Step]:
 
 def save_progress(session: Session, step_id: int, owner: str, token: object,
                   next_poll_at: Now) -> bool:
+    """Store the step's token; progress, so its count of failed tries starts again."""
     return _rows_updated(session, (
         update(Step)
         .where(Step.id == step_id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
-        .values(token=token, started=True, next_poll_at=next_poll_at)
+        .values(token=token, started=True, next_poll_at=next_poll_at, failures=0)
     )) == 1
 
 

@@ -2,7 +2,8 @@
 
 One thread drives many steps. A waiting step is an entry in ``self._held`` with the time of
 its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend load,
-and ``type_concurrency`` the load on a backend that rate-limits.
+and ``type_concurrency`` the load on a backend that rate-limits. An operation or step
+that keeps failing on a bug is ended by the poison rule (``poison``), not by the loop.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
+from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs
 from engine.worker.step import HeldStep, StepRunner
 
@@ -57,6 +59,10 @@ class WorkerSettings:
     # The API's base URL as signallers reach it (``[api] public_url``): resources put it
     # in the signal URLs they hand out.
     api_url: str = "http://127.0.0.1:8004"
+    # Tries of an operation phase or a step that fails on an unexpected error, and the
+    # wait before the second ([engine] internal_error_attempts, _backoff_seconds).
+    internal_error_attempts: int = 3
+    internal_error_backoff_seconds: float = 0.5
 
 
 class WorkerLoop:
@@ -76,14 +82,17 @@ class WorkerLoop:
                                 settings.lease_seconds, settings.heartbeat_interval_seconds)
         # The IR of each operation, built when it is planned, is shared with its steps.
         irs = OperationIrs(registry)
+        rule = PoisonRule(settings.internal_error_attempts,
+                          settings.internal_error_backoff_seconds)
         self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
-                                           api_url=settings.api_url, irs=irs)
+                                           api_url=settings.api_url, irs=irs, rule=rule)
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
                       if settings.operation_threads else None)
         self._in_flight: dict[str, Future[Any]] = {}
         self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds,
                                  api_url=settings.api_url, irs=irs,
-                                 placements=lifecycle.placement_of if lifecycle else None)
+                                 placements=lifecycle.placement_of if lifecycle else None,
+                                 rule=rule)
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -145,6 +154,10 @@ class WorkerLoop:
                 if (not future.done() and operation is not None
                         and operation.lease_owner == self.id):
                     operation.lease_expires_at = now - datetime.timedelta(seconds=1)
+                    # A phase cut short by a stop is not the operation's fault: that try
+                    # does not count. (A held step has no try to take back: its progress
+                    # was saved in its first round.)
+                    operation.failures = max(0, operation.failures - 1)
             for step_id in list(self._held):
                 step = session.get(Step, step_id)
                 if step is not None and step.lease_owner == self.id:
@@ -194,10 +207,16 @@ class WorkerLoop:
         if free <= 0:
             return False
         with self._db.transaction() as session:
-            claimed = [step.id for step in leases.claim_steps(
+            claimed = [(step.id, step.failures > 1) for step in leases.claim_steps(
                 session, self.id, now, self._settings.lease_seconds, free, self._room())]
-        for held in self._guarded(self._steps.start_many, claimed) or ():
-            self._held[held.step_id] = held
+        # A suspect (its last try failed or died) goes last, in a round of its own: should
+        # it kill this worker too, the others' progress is saved and only it counts.
+        fresh = [step_id for step_id, suspect in claimed if not suspect]
+        suspects = [step_id for step_id, suspect in claimed if suspect]
+        for batch in (fresh, suspects):
+            if batch:
+                for held in self._guarded(self._steps.start_many, batch) or ():
+                    self._held[held.step_id] = held
         return bool(claimed)
 
     def _room(self) -> dict[str, int]:
@@ -224,8 +243,9 @@ class WorkerLoop:
     def _guarded(self, call: Callable[[Any], T], item: Any) -> T | None:
         """Run one item's work; a bug there is logged and the item left to its lease.
 
-        Plugin failures are already state (the step runner records them); what reaches
-        here is a Kiln bug, and one bad item must not stop the worker for every other.
+        Plugin failures are already state, and a Kiln bug in an operation's phase or a
+        step is counted against it where it happens (``poison``); what reaches here is
+        a bug in that counting, and one bad item must not stop the worker for every other.
         """
         try:
             return call(item)

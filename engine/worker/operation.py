@@ -3,21 +3,24 @@ finish (store the final stack state), post-ops.
 
 Each database phase runs in one transaction under the operation lease, so a worker that
 dies mid-phase leaves nothing half-written: the lease expires and another worker redoes
-it. Lifecycle plugin calls run between those transactions (see ``plugpoints``).
+it. Lifecycle plugin calls run between those transactions (see ``plugpoints``). A phase
+that fails on an unexpected error is tried again a moment later, and after a few tries
+the operation is ended as FAILED (``poison``).
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from engine.db import queries, steps
-from engine.db.leases import release_operation
+from engine.db.leases import back_off_operation, release_operation
 from engine.db.models import Operation, Stack
 from engine.db.models import Resource as ResourceRow
-from engine.db.operations import new_operation
+from engine.db.operations import new_operation, request_id_of
 from engine.db.session import Database
 from engine.db.states import (
     OP_COMPLETE,
@@ -29,7 +32,7 @@ from engine.db.states import (
     STACK_ACTION,
 )
 from engine.db.wakeup import work_written
-from engine.errors import KilnError
+from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import (
     ADOPT,
@@ -51,14 +54,12 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
 from engine.worker.plugpoints import LeaseLost, Plugpoints
+from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
 from engine.worker.step import StepRuntime
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
-# Claims of one operation before it is given up; a normal one needs at most three
-# (plan, time-out check, finish), so ten means its phases keep failing.
-MAX_ATTEMPTS = 10
 ABANDON = "ABANDON"
 # Operations whose steps act on the stored resources rather than on a new IR.
 STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
@@ -67,8 +68,9 @@ STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, plugpoints: Plugpoints, *, api_url: str,
-                 irs: OperationIrs | None = None) -> None:
+                 irs: OperationIrs | None = None, rule: PoisonRule | None = None) -> None:
         self._db = db
+        self._rule = rule or PoisonRule()
         self._registry = registry
         self._irs = irs or OperationIrs(registry)
         self._api_url = api_url
@@ -79,20 +81,38 @@ class OperationDriver:
     def advance(self, operation_id: str) -> None:
         """Do whichever phases the claimed operation is ready for, then release it."""
         try:
-            if self._needs_pre_ops(operation_id):
-                self._plugpoints.pre_ops(operation_id)
-            outcome = self._transition(operation_id)
+            outcome = self._guarded(operation_id, self._phases)
             if outcome is not None:
-                self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == "FAILED")
-                self._close(operation_id)
+                self._guarded(operation_id, functools.partial(self._notify, outcome=outcome))
         except LeaseLost:
             LOG.warning("operation %s was taken over by another worker", operation_id)
+
+    def _guarded(self, operation_id: str, run: Callable[[str], str | None]) -> str | None:
+        """``run`` a phase; an unexpected error in it is logged and the operation given
+        back to be tried again after a wait (or ended, when giving up failed)."""
+        try:
+            return run(operation_id)
+        except (LeaseLost, DatabaseUnavailable):
+            raise  # not the operation's fault: its lease (or the database) decides
+        except Exception as exc:  # noqa: BLE001 -- a Kiln bug; plugins' errors are state
+            self._failed(operation_id, exc)
+            return None
+
+    def _phases(self, operation_id: str) -> str | None:
+        if self._needs_pre_ops(operation_id):
+            self._plugpoints.pre_ops(operation_id)
+        return self._transition(operation_id)
+
+    def _notify(self, operation_id: str, outcome: str) -> None:
+        self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == "FAILED")
+        self._close(operation_id)
 
     def _needs_pre_ops(self, operation_id: str) -> bool:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             return (operation is not None and operation.lease_owner == self._owner
-                    and operation.state == OP_PENDING and operation.attempt <= MAX_ATTEMPTS
+                    and operation.state == OP_PENDING
+                    and not self._rule.spent(operation.failures)
                     and not _cancelled(operation))
 
     def _transition(self, operation_id: str) -> str | None:
@@ -103,29 +123,56 @@ class OperationDriver:
             operation = session.get(Operation, operation_id, with_for_update=True)
             if operation is None or operation.lease_owner != self._owner:
                 return None
-            if operation.state == OP_NOTIFYING:
-                if operation.attempt <= MAX_ATTEMPTS:
-                    return str(operation.lifecycle["outcome"])
-                LOG.error("operation %s: post-ops abandoned after %s attempts",
-                          operation.id, MAX_ATTEMPTS)
-                self._settle(operation)
+            notifying = operation.state == OP_NOTIFYING
+            if self._rule.spent(operation.failures):
+                outcome = self._give_up(session, operation, now)
+            else:
+                outcome = self._phase(session, operation, now)
+            if outcome is None:
                 release_operation(session, operation)
-                return None
-            stack = queries.load_stack(session, operation.stack_id)
-            if operation.attempt > MAX_ATTEMPTS:
-                self._give_up(session, operation, stack, now)
-            elif operation.state in (OP_PENDING, OP_RUNNING) and _cancelled(operation):
-                self._time_out(session, operation, stack, now)
-            elif operation.state == OP_PENDING:
-                self._plan(session, operation, stack, now)
-            elif operation.state == OP_RUNNING and operation.deadline_at <= now:
-                self._time_out(session, operation, stack, now)
-            if operation.state == OP_FINISHING:
-                self._finish(session, operation, stack, now)
-            if operation.state == OP_NOTIFYING:
-                return str(operation.lifecycle["outcome"])
-            release_operation(session, operation)
-            return None
+            elif not notifying:
+                # This phase is done; the post-ops, begun under this claim, are the
+                # first try of a phase of their own.
+                operation.failures = 1
+            return outcome
+
+    def _phase(self, session: Any, operation: Operation, now: datetime.datetime
+               ) -> str | None:
+        if operation.state == OP_NOTIFYING:
+            return str(operation.lifecycle["outcome"])
+        stack = queries.load_stack(session, operation.stack_id)
+        if operation.state in (OP_PENDING, OP_RUNNING) and _cancelled(operation):
+            self._time_out(session, operation, stack, now)
+        elif operation.state == OP_PENDING:
+            self._plan(session, operation, stack, now)
+        elif operation.state == OP_RUNNING and operation.deadline_at <= now:
+            self._time_out(session, operation, stack, now)
+        if operation.state == OP_FINISHING:
+            self._finish(session, operation, stack, now)
+        if operation.state == OP_NOTIFYING:
+            return str(operation.lifecycle["outcome"])
+        return None
+
+    def _failed(self, operation_id: str, exc: Exception) -> None:
+        """Count a phase that raised: give the operation back to be tried again after a
+        wait; the claim after the last try gives up (``_give_up``). Should giving up be
+        what raised, end the operation with the fewest writes (``_abandon``)."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                LOG.error("operation %s failed unexpectedly, and is no longer ours",
+                          operation_id, exc_info=exc)
+                return
+            LOG.error("operation %s (%s of stack %s, request %s) failed unexpectedly while "
+                      "%s, try %d of %d", operation.id, operation.action, operation.stack_id,
+                      request_id_of(session, operation.id), operation.state.lower(),
+                      operation.failures, self._rule.attempts, exc_info=exc)
+            if self._rule.spent(operation.failures):
+                self._abandon(session, operation, now)
+            else:
+                back_off_operation(session, operation,
+                                   now + self._rule.backoff(operation.failures))
 
     def _close(self, operation_id: str) -> None:
         with self._db.transaction() as session:
@@ -142,16 +189,54 @@ class OperationDriver:
 
     # --- phases -------------------------------------------------------------------------
 
-    def _give_up(self, session: Any, operation: Operation, stack: Stack,
-                 now: datetime.datetime) -> None:
-        """End an operation whose phases keep failing (a Kiln bug, logged each time):
-        better a FAILED stack an operator can see than a retry every lease forever."""
+    def _give_up(self, session: Any, operation: Operation, now: datetime.datetime
+                 ) -> str | None:
+        """End an operation whose phase kept failing (a Kiln bug, logged each time, or a
+        phase that killed its workers): better a FAILED stack an operator can see than
+        a retry every lease for ever. Nothing of the failing phase is run again: no
+        plan, no outputs, no rollback. Returns the outcome when post-ops are owed (they
+        are told ``is_stack_failure``); when the post-ops are what kept failing, the
+        operation is settled without them."""
+        request_id = request_id_of(session, operation.id)
+        if operation.state == OP_NOTIFYING:
+            LOG.error("operation %s (request %s): post-ops abandoned after %d tries",
+                      operation.id, request_id, self._rule.attempts)
+            self._settle(operation)
+            return None
+        stack = queries.load_stack(session, operation.stack_id)
         _owe_post_ops(operation)
         steps.cancel_open_steps(session, operation, now)
-        reason = (f"Stack {operation.action} failed: Kiln could not advance this operation "
-                  f"after {MAX_ATTEMPTS} attempts; the engine log has the cause")
+        reason = self._internal_error(operation, request_id)
+        LOG.error("operation %s (request %s): given up after %d tries; stack %s %s",
+                  operation.id, request_id, self._rule.attempts, stack.id, reason)
         operation.failure_reason = reason
         self._conclude(session, operation, stack, "FAILED", reason, now)
+        return "FAILED" if operation.state == OP_NOTIFYING else None
+
+    def _abandon(self, session: Any, operation: Operation, now: datetime.datetime) -> None:
+        """Giving up failed too: end the operation with the fewest writes, no post-ops
+        (logged), no follow-up operation. Only scalar columns are written, so a value
+        that cannot be stored (an output, a lifecycle record) is not written again."""
+        LOG.error("operation %s: giving up failed too; ending it without post-ops",
+                  operation.id)
+        request_id = request_id_of(session, operation.id)
+        if operation.finished_at is None:
+            steps.cancel_open_steps(session, operation, now)
+            stack = queries.load_stack(session, operation.stack_id)
+            reason = self._internal_error(operation, request_id)
+            operation.failure_reason = reason
+            stack.action = STACK_ACTION.get(operation.action, operation.action)
+            stack.status, stack.status_reason = "FAILED", reason
+            queries.add_stack_event(session, stack, now)
+            operation.finished_at = now
+            operation.state = OP_FAILED
+        else:
+            self._settle(operation)  # the stack's state is written already
+        release_operation(session, operation)
+
+    def _internal_error(self, operation: Operation, request_id: str) -> str:
+        return (f"Stack {operation.action} failed: "
+                + self._rule.internal_error(f"operation {operation.id}", request_id))
 
     def _plan(self, session: Any, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:

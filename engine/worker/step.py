@@ -2,12 +2,13 @@
 
 Handlers run outside any transaction (a slow backend call must not hold SQLite's single
 write lock), and every write after them is guarded by the step lease: a worker that lost
-its lease discards its result instead of overwriting another worker's.
+its lease discards its result instead of overwriting another worker's. A step that fails
+on an unexpected error (a Kiln bug, not the plugin's failure) is given back to be tried
+again a moment later, alone, and after a few tries it fails (``poison``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
 import functools
@@ -18,8 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from engine.db import queries, signals, steps
+from engine.db.leases import back_off_step
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
+from engine.db.operations import request_id_of
 from engine.db.session import Database
 from engine.db.states import STEP_RUNNING
 from engine.errors import DatabaseUnavailable, KilnError
@@ -45,6 +48,7 @@ from engine.resources.drift import Drift, drift_of, drift_reason
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.worker.nested import WorkerNestedStacks
+from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_secrets
 
 LOG = logging.getLogger(__name__)
@@ -67,6 +71,11 @@ class ResourceMissing(Exception):  # noqa: N818 -- the reason tenants read
 
 class NotSupported(Exception):  # noqa: N818 -- the reason tenants read
     """An update tried to point a resource at another external thing."""
+
+
+class InternalError(Exception):  # noqa: N818 -- the reason tenants read, as Heat's
+    """Kiln itself kept failing on the step (see ``poison``); the message says where the
+    operator finds the cause."""
 
 
 class LeaseLost(Exception):
@@ -188,14 +197,19 @@ class HeldStep:
     drift: Drift | None = None
     # A converging update that found nothing to change: finished without its handler.
     nothing_to_do: bool = False
+    # Its tries since its progress was last saved (``steps.failures``); its next save,
+    # which sets them back to 0, is not skipped.
+    failures: int = 0
 
 
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
                  irs: OperationIrs | None = None,
-                 placements: Placements | None = None) -> None:
+                 placements: Placements | None = None,
+                 rule: PoisonRule | None = None) -> None:
         self._db = db
+        self._rule = rule or PoisonRule()
         self._placements = placements
         self._registry = registry
         self._api_url = api_url
@@ -214,32 +228,42 @@ class StepRunner:
     #
     # Steps go through in batches: one transaction prepares every claimed step, the
     # handlers run outside any transaction, and one transaction closes every step that
-    # finished and saves the progress of the others. Each step's writes sit in a savepoint
-    # of their own, so a step whose lease was lost (or that meets a bug) is left out
-    # without undoing the rest of the batch.
+    # finished and saves the progress of the others. A step whose lease was lost is left
+    # out without undoing the rest of the batch; a batch that meets a bug is done again
+    # step by step, so the bug counts against the step it is in only (``_unexpected``).
 
     def start_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
         """Prepare claimed steps, start their actions and look once at each; the steps
         still waiting (the others are closed, failed or lost)."""
         started: list[HeldStep] = []
         for held in self._prepare_many(step_ids):
-            if held.needs_start:
-                try:
-                    self._observe(held)
-                except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
-                    self._fail_quietly(held, exc)
-                    continue
-            if held.needs_start and not held.nothing_to_do:
-                start, _ = action_methods(held.instance, held.action, held.adopt,
-                                          held.prop_diff)
-                try:
-                    held.token = start()
-                except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
-                    self._fail_quietly(held, exc)
-                    continue
-                held.needs_start, held.unsaved = False, True
-            started.append(held)
+            try:
+                if self._start(held):
+                    started.append(held)
+            except DatabaseUnavailable:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- a bug in this step's start
+                self._unexpected(held.step_id, exc)
         return self.poll_many(started)
+
+    def _start(self, held: HeldStep) -> bool:
+        """Observe and start one prepared step; False if it failed (recorded)."""
+        if held.needs_start:
+            try:
+                self._observe(held)
+            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                self._fail_quietly(held, exc)
+                return False
+        if held.needs_start and not held.nothing_to_do:
+            start, _ = action_methods(held.instance, held.action, held.adopt,
+                                      held.prop_diff)
+            try:
+                held.token = start()
+            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                self._fail_quietly(held, exc)
+                return False
+            held.needs_start, held.unsaved = False, True
+        return True
 
     def poll_many(self, helds: Sequence[HeldStep]) -> list[HeldStep]:
         """Ask each step whether its action finished; close those that did and save the
@@ -247,8 +271,13 @@ class StepRunner:
         done: list[HeldStep] = []
         waiting: list[HeldStep] = []
         failed: list[tuple[HeldStep, Exception]] = []
+        bugs: list[tuple[HeldStep, Exception]] = []
         for held in helds:
-            _, check = action_methods(held.instance, held.action, held.adopt)
+            try:
+                _, check = action_methods(held.instance, held.action, held.adopt)
+            except Exception as exc:  # noqa: BLE001 -- a bug in this step only
+                bugs.append((held, exc))
+                continue
             try:
                 finished = held.nothing_to_do or check(held.token)
             except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
@@ -264,13 +293,16 @@ class StepRunner:
             hint = _next_check_in(held)
             held.next_poll_at = now + (held.interval if hint is None else hint)
             waiting.append(held)
-        to_save = [h for h in waiting if h.unsaved or dict(h.instance.data) != h.saved_data]
+        to_save = [h for h in waiting
+                   if h.unsaved or h.failures or dict(h.instance.data) != h.saved_data]
         lost: set[int] = set()
         if done or to_save:
             lost = self._in_one_or_each(done + to_save, functools.partial(
                 self._close_round, now=self._clock()))
         for held, error in failed:
             self._fail_quietly(held, error)
+        for held, error in bugs:
+            self._unexpected(held.step_id, error)
         return [h for h in waiting if h.step_id not in lost]
 
     def _observe(self, held: HeldStep) -> None:
@@ -316,14 +348,17 @@ class StepRunner:
     def _in_one_or_each(self, helds: Sequence[HeldStep],
                         write: Callable[[Any, Sequence[HeldStep]], set[int]]) -> set[int]:
         """``write`` the steps in one transaction; if that fails on a bug, write each in
-        a transaction of its own, so one bad step leaves only itself to its lease. The
-        ids left out (lease lost, or the bug)."""
+        a transaction of its own, so one bad step is the only one given back. The ids
+        left out (lease lost, or the bug)."""
         try:
             with self._db.transaction() as session:
                 return write(session, helds)
         except DatabaseUnavailable:
             raise  # the steps wait for their leases
-        except Exception:  # noqa: BLE001 -- a bug: find the step it is in
+        except Exception as exc:  # noqa: BLE001 -- a bug: find the step it is in
+            if len(helds) == 1:
+                self._unexpected(helds[0].step_id, exc)
+                return {helds[0].step_id}
             LOG.exception("a round of %d steps failed to be written; one by one", len(helds))
         lost: set[int] = set()
         for held in helds:
@@ -332,14 +367,73 @@ class StepRunner:
                     lost |= write(session, [held])
             except DatabaseUnavailable:
                 raise
-            except Exception:  # noqa: BLE001 -- a bug in one step leaves it to its lease
-                LOG.exception("step %s: writing it failed; left to its lease", held.step_id)
+            except Exception as exc:  # noqa: BLE001 -- a bug in this step only
+                self._unexpected(held.step_id, exc)
                 lost.add(held.step_id)
         return lost
 
     def _fail_quietly(self, held: HeldStep, exc: Exception) -> None:
-        with contextlib.suppress(LeaseLost):
+        """Record a plugin's failure; writing it may meet a bug of its own (data the
+        plugin left that cannot be stored), which counts as one."""
+        try:
             self._fail(held, exc)
+        except LeaseLost:
+            pass
+        except DatabaseUnavailable:
+            raise
+        except Exception as bug:  # noqa: BLE001 -- a bug in this step only
+            self._unexpected(held.step_id, bug)
+
+    def _unexpected(self, step_id: int, exc: Exception) -> None:
+        """Count a try of a step that failed on an unexpected error: give the step back
+        to be tried again after a wait (the claim after the last try fails it, in
+        ``_prepare_in``). Should failing it be what raised, close the step alone with
+        the fewest writes, its resource row left as it was."""
+        now = self._clock()
+        try:
+            with self._db.transaction() as session:
+                step = session.get(Step, step_id)
+                if step is None or step.lease_owner != self._owner:
+                    LOG.error("step %s failed unexpectedly, and is no longer ours", step_id,
+                              exc_info=exc)
+                    return
+                # Its progress was saved under this claim: this try counts all the same.
+                step.failures = max(step.failures, 1)
+                request_id = request_id_of(session, step.operation_id)
+                LOG.error("step %s (%s %s of stack %s, operation %s, request %s) failed "
+                          "unexpectedly, try %d of %d", step.id, step.action,
+                          step.resource_name, step.stack_id, step.operation_id, request_id,
+                          step.failures, self._rule.attempts, exc_info=exc)
+                if self._rule.spent(step.failures):
+                    error = self._internal_error(step, request_id)
+                    action = DELETE if step.action == CLEANUP else step.action
+                    steps.fail_step(session, step, self._owner, now,
+                                    f"Resource {action} failed: InternalError: "
+                                    f"resources.{step.resource_name}: {error}")
+                else:
+                    back_off_step(session, step, self._owner,
+                                  now + self._rule.backoff(step.failures))
+        except DatabaseUnavailable:
+            raise
+        except Exception:  # noqa: BLE001 -- the loop must go on; the lease decides
+            LOG.exception("step %s: counting its failure failed too; left to its lease",
+                          step_id)
+
+    def _give_up(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+                 now: datetime.datetime) -> None:
+        """Fail a step whose tries kept failing on a bug (or killing their workers),
+        without preparing or running it again: its resource ``<ACTION>_FAILED``, its
+        waiting siblings cancelled, as for any failed step."""
+        request_id = request_id_of(session, step.operation_id)
+        LOG.error("step %s (request %s): given up after %d tries", step.id, request_id,
+                  self._rule.attempts)
+        self._record_failure(session, step, stack, row,
+                             self._internal_error(step, request_id), (), now,
+                             set_state=step.action != CLEANUP)
+
+    def _internal_error(self, step: Step, request_id: str) -> InternalError:
+        return InternalError(self._rule.internal_error(
+            f"step {step.id} of operation {step.operation_id}", request_id))
 
     def _prepare_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
         now = self._clock()
@@ -348,17 +442,21 @@ class StepRunner:
                 prepared = self._prepare_round(session, step_ids, now)
         except DatabaseUnavailable:
             raise  # the steps wait for their leases
-        except Exception:  # noqa: BLE001 -- a bug: find the step it is in
-            LOG.exception("preparing %d steps failed; one by one", len(step_ids))
+        except Exception as exc:  # noqa: BLE001 -- a bug: find the step it is in
             prepared = []
+            if len(step_ids) == 1:
+                self._unexpected(step_ids[0], exc)
+                step_ids = []
+            else:
+                LOG.exception("preparing %d steps failed; one by one", len(step_ids))
             for step_id in step_ids:
                 try:
                     with self._db.transaction() as session:
                         prepared += self._prepare_round(session, [step_id], now)
                 except DatabaseUnavailable:
                     raise
-                except Exception:  # noqa: BLE001 -- a bug in one step: left to its lease
-                    LOG.exception("step %s: preparing it failed; left to its lease", step_id)
+                except Exception as one:  # noqa: BLE001 -- a bug in this step only
+                    self._unexpected(step_id, one)
         for held in prepared:
             if held.failure is not None:
                 self._fail_quietly(held, held.failure)
@@ -384,6 +482,7 @@ class StepRunner:
                 except LeaseLost:  # raised before anything of this step was written
                     continue
                 if held is not None:
+                    held.failures = step.failures
                     prepared.append(held)
             by_operation: dict[str, list[int]] = {}
             for step in self._quiet:
@@ -400,6 +499,9 @@ class StepRunner:
     def _prepare_in(self, session: Any, step: Step, now: datetime.datetime, stack: Stack,
                     row: ResourceRow) -> HeldStep | None:
         if step.lease_owner != self._owner or step.state != STEP_RUNNING:
+            return None
+        if self._rule.spent(step.failures):
+            self._give_up(session, step, stack, row, now)
             return None
         if step.action == CLEANUP:
             return self._prepare_replaced(session, step, stack, row, now)
@@ -624,6 +726,7 @@ class StepRunner:
                 row.drift = self._masked(held)
         held.saved_data = dict(held.instance.data)
         held.unsaved = False
+        held.failures = 0
 
     def _complete_plain(self, session: Any, done: Sequence[HeldStep],
                         now: datetime.datetime) -> set[int]:

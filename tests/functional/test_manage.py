@@ -94,14 +94,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 def test_db_commands_and_a_schema_behind(tmp_path: pathlib.Path) -> None:
     env = servers.kiln_environment(tmp_path, None)
-    assert as_json(env, "db", "current") == {"current": "base", "head": "0011",
+    assert as_json(env, "db", "current") == {"current": "base", "head": "0012",
                                              "up_to_date": False}
     assert "Run `kiln-manage db upgrade` first." in failed(env, "db", "check")
     assert "Run `kiln-manage db upgrade` first." in failed(env, "stack", "list")
 
     manage(env, "db", "upgrade")
-    assert "Database at revision 0010" in manage(env, "db", "downgrade", "0010").stdout
-    assert "is at 0010, but this Kiln needs 0011" in failed(env, "worker", "list")
+    assert "Database at revision 0011" in manage(env, "db", "downgrade", "0011").stdout
+    assert "is at 0011, but this Kiln needs 0012" in failed(env, "worker", "list")
     manage(env, "db", "upgrade")
     assert "matches the models" in manage(env, "db", "check").stdout
     assert as_json(env, "db", "current")["up_to_date"] is True

@@ -181,28 +181,6 @@ def test_deleting_a_stack_whose_type_was_uninstalled_fails_only_that_type(
     assert loop.held_count == 0
 
 
-class BuggyRegistry(ResourceTypeRegistry):
-    """Stands for a bug in Kiln that makes planning raise every time."""
-
-    def get(self, type_name: str) -> Any:
-        raise RuntimeError("a bug")
-
-
-def test_an_operation_whose_planning_keeps_failing_is_given_up(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
-        ctx: RequestContext) -> None:
-    name, stack_id = create(stacks, ctx, WAITING)
-    loop = worker(db, BuggyRegistry({}), clock)
-    for _ in range(12):
-        run(loop, ticks=1)
-        assert stacks.get(ctx, name, stack_id).status in ("IN_PROGRESS", "FAILED")
-        clock.advance(31)  # the failed attempt's lease expires; the next claim retries
-    stack = stacks.get(ctx, name, stack_id)
-    assert (stack.action, stack.status) == ("CREATE", "FAILED")
-    assert stack.status_reason == ("Stack CREATE failed: Kiln could not advance this operation "
-                                   "after 10 attempts; the engine log has the cause")
-
-
 class Timed(Resource):
     """Done five seconds after it starts, and says so; counts the looks it gets."""
 

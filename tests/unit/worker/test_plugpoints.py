@@ -598,8 +598,8 @@ def test_a_stack_timeout_gives_every_post_op_a_stack_failure(
 def abandon_post_ops(db: Database, types: ResourceTypeRegistry, clock: Clock,
                      stacks: StackService, ctx: RequestContext, log: list[Entry],
                      release: threading.Event) -> tuple[str, str, WorkerLoop]:
-    """A create whose post-op of "b" hangs in a worker that dies, as nine workers did
-    before it: the next claim is the eleventh."""
+    """A create whose post-op of "b" hangs in a worker that dies, as two workers did
+    before it: the next claim finds the three tries (the default) spent."""
     a, b = recorders(log, "a", "b")
     gate = Gate(release)
     b.post = gate
@@ -615,7 +615,7 @@ def abandon_post_ops(db: Database, types: ResourceTypeRegistry, clock: Clock,
     with db.transaction() as session:
         operation = session.scalars(select(Operation).where(
             Operation.stack_id == stack_id)).one()
-        operation.attempt = 10
+        operation.failures = 3
     clock.advance(31)
     run(worker(db, types, clock, plugins), ticks=2)
     release.set()

@@ -1,0 +1,425 @@
+"""The poison rule on a SQLite file with an injected clock: an operation phase or a step
+that keeps failing on a Kiln bug, or that kills its worker, is tried a few times a short
+wait apart and then ends FAILED with a reason that leads an operator into the log."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+import threading
+from typing import Any, ClassVar
+
+import pytest
+from sqlalchemy import select
+
+from engine.context import ADMIN_ROLE, RequestContext
+from engine.db import leases
+from engine.db.models import Operation, Step
+from engine.db.session import Database
+from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED
+from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
+from engine.resources.base import Resource, Token
+from engine.resources.registry import ResourceTypeRegistry
+from engine.schema import Attribute
+from engine.services.stacks import StackLimits, StackService
+from engine.services.tenants import TenantService
+from engine.worker.loop import WorkerLoop, WorkerSettings
+from engine.worker.operation import OperationDriver
+from engine.worker.plugpoints import Plugpoints
+from engine.worker.poison import PoisonRule
+from tests.unit.conftest import Clock
+from tests.unit.worker.test_loop import create, run
+from tests.unit.worker.test_plugpoints import Entry, Gate, Recording, loaded
+
+REQUEST = "req-7f3c"
+PLAIN = "heat_template_version: 2018-08-31\nresources:\n  fine: {type: OS::Heat::None}\n"
+
+
+class Killed(BaseException):  # noqa: N818 -- stands for SIGKILL: nothing in Kiln catches it
+    """The worker process dies here."""
+
+
+class Unstorable(Resource):
+    """Answers ``get_attr`` with a value JSON cannot hold, as the one-branch ``if`` once
+    left its marker in outputs (issue 17): the finish phase fails when it commits."""
+
+    attributes_schema: ClassVar[dict[str, Attribute]] = {"value": Attribute("a set")}
+
+    def get_attribute(self, name: str) -> Any:
+        return {"not", "json"}
+
+
+class Killing(Resource):
+    """Kills its worker whenever Kiln reads its attribute (at finish, for an output)."""
+
+    attributes_schema: ClassVar[dict[str, Attribute]] = {"value": Attribute("never read")}
+    reads: ClassVar[int] = 0
+
+    def get_attribute(self, name: str) -> Any:
+        Killing.reads += 1
+        raise Killed()
+
+
+class LeavesUnstorableData(Resource):
+    """Its create leaves private data Kiln cannot store (a plugin's mistake, but what
+    fails is Kiln's write); ``Failing`` raises after that, so recording the failure
+    meets the same write."""
+
+    creates: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        type(self).creates += 1
+        self.data["left"] = {"a set"}
+        return None
+
+
+class FailingWithUnstorableData(LeavesUnstorableData):
+    creates: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        super().handle_create()
+        raise RuntimeError("backend said no")
+
+
+class KillingCreate(Resource):
+    creates: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        KillingCreate.creates += 1
+        raise Killed()
+
+
+TYPES = {"Test::Unstorable": Unstorable, "Test::Killing": Killing,
+         "Test::LeavesUnstorableData": LeavesUnstorableData,
+         "Test::FailingWithUnstorableData": FailingWithUnstorableData,
+         "Test::KillingCreate": KillingCreate}
+
+
+class BuggyRegistry(ResourceTypeRegistry):
+    """Stands for a bug in Kiln that makes planning raise every time."""
+
+    def get(self, type_name: str) -> Any:
+        raise TypeError("a bug")
+
+
+class BrokenPostOps(LifecycleRegistry):
+    """Stands for a bug in Kiln's post-op calls: finding the plugin to call raises."""
+
+    def find(self, name: str) -> LoadedPlugin | None:
+        raise TypeError("a bug in the post-ops")
+
+
+@pytest.fixture
+def ctx(db: Database, clock: Clock) -> RequestContext:
+    tenant = TenantService(db, clock).create_tenant("t")
+    return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE,
+                          request_id=REQUEST)
+
+
+@pytest.fixture
+def types(registry: ResourceTypeRegistry) -> ResourceTypeRegistry:
+    return ResourceTypeRegistry({**{name: registry.get(name) for name in registry.names()},
+                                 **TYPES})
+
+
+@pytest.fixture
+def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackService:
+    return StackService(db, types, StackLimits(), clock)
+
+
+def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
+           lifecycle: LifecycleRegistry | None = None, **settings: Any) -> WorkerLoop:
+    loop = WorkerLoop(db, types, WorkerSettings(**settings), host="test",
+                      lifecycle=lifecycle, clock=clock)
+    loop.register()
+    return loop
+
+
+def operation_of(db: Database, stack_id: str) -> Operation:
+    with db.read() as session:
+        return session.scalars(select(Operation).where(Operation.stack_id == stack_id)
+                               .order_by(Operation.created_at)).all()[-1]
+
+
+def step_of(db: Database, stack_id: str, name: str) -> Step:
+    with db.read() as session:
+        return session.scalars(select(Step).where(Step.stack_id == stack_id,
+                                                  Step.resource_name == name)).one()
+
+
+def until_dead(loop: WorkerLoop, ticks: int = 20) -> bool:
+    """Run ``loop`` until it is killed (True) or has had ``ticks`` ticks (False)."""
+    try:
+        run(loop, ticks)
+    except Killed:
+        return True
+    return False
+
+
+def internal_error(subject: str) -> str:
+    return (f"Kiln failed unexpectedly (an internal error, 3 tries); the operator can find "
+            f"{subject} (request {REQUEST}) in the engine log")
+
+
+# --- operations ---------------------------------------------------------------------------
+
+
+def test_a_phase_that_keeps_failing_is_tried_three_times_a_short_wait_apart(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    name, stack_id = create(stacks, ctx, PLAIN)
+    loop = worker(db, BuggyRegistry({}), clock)  # the defaults: 3 tries, 0.5 s doubling
+    started = clock.now
+    waits = []
+    run(loop, ticks=1)
+    for attempt in (1, 2, 3):
+        operation = operation_of(db, stack_id)
+        assert (operation.attempt, operation.failures) == (attempt, attempt)
+        assert operation.lease_owner is None  # given back, not held for a lease
+        assert operation.lease_expires_at is not None
+        wait = operation.lease_expires_at - clock.now
+        waits.append(wait.total_seconds())
+        clock.advance(wait.total_seconds() - 0.01)
+        run(loop, ticks=1)
+        assert operation_of(db, stack_id).attempt == attempt  # not before the wait is over
+        clock.advance(0.02)
+        run(loop, ticks=1)
+    assert waits == [0.5, 1.0, 2.0]
+    # Ended within seconds of the first try, not after leases (30 s each here).
+    assert clock.now - started < datetime.timedelta(seconds=3.6)
+
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status) == ("CREATE", "FAILED")
+    assert stack.status_reason == (
+        f"Stack CREATE failed: {internal_error(f'operation {operation.id}')}")
+    # Each failure is in the log with the ids the reason names, and its traceback.
+    failures = [r for r in caplog.records if r.levelno == logging.ERROR and r.exc_info
+                and operation.id in r.getMessage() and REQUEST in r.getMessage()]
+    assert len(failures) == 3
+    assert all(r.exc_info and r.exc_info[0] is TypeError for r in failures)
+
+
+def test_outputs_that_cannot_be_stored_fail_the_stack_and_post_ops_hear_of_it(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    plugins = LifecycleRegistry([loaded(Recording("audit", log))])
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n  u: {type: 'Test::Unstorable'}\n"
+        "outputs:\n  out: {value: {get_attr: [u, value]}}\n"))
+    loop = worker(db, types, clock, plugins)
+    for _ in range(10):
+        run(loop, ticks=2)
+        clock.advance(1)
+
+    stack = stacks.get(ctx, name, stack_id)
+    operation = operation_of(db, stack_id)
+    assert (stack.status, stack.status_reason) == (
+        "FAILED", f"Stack CREATE failed: {internal_error(f'operation {operation.id}')}")
+    assert stack.outputs == []  # what could not be stored was not written again
+    assert stacks.get_resource(ctx, name, stack_id, "u").status == "COMPLETE"
+    assert log == [("audit", "pre", "CREATE", None), ("audit", "post", "CREATE", True)]
+    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+
+    # The same worker goes on serving: another stack, and a delete of this one.
+    other = stacks.create(ctx, {"stack_name": "other", "template": PLAIN})
+    stacks.delete(ctx, name, stack_id)
+    run(loop)
+    assert stacks.get(ctx, other.name, other.id).status == "COMPLETE"
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"  # DELETE_COMPLETE
+
+
+def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    log: list[Entry] = []
+    plugins = BrokenPostOps([loaded(Recording("audit", log))])
+    name, stack_id = create(stacks, ctx, PLAIN)
+    loop = worker(db, types, clock, plugins)
+    for _ in range(10):
+        run(loop, ticks=1)
+        clock.advance(1)
+
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"  # decided before them
+    operation = operation_of(db, stack_id)
+    assert (operation.state, operation.lease_owner) == (OP_COMPLETE, None)
+    assert log == [("audit", "pre", "CREATE", None)]
+    assert any("post-ops abandoned after 3 tries" in r.getMessage()
+               and operation.id in r.getMessage() for r in caplog.records)
+    stacks.delete(ctx, name, stack_id)
+    for _ in range(10):
+        run(loop, ticks=1)
+        clock.advance(1)
+    assert stacks.get(ctx, name, stack_id).action == "DELETE"
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+class ConcludeBug(OperationDriver):
+    """Stands for a bug in the writes that end an operation: giving up meets it too."""
+
+    @staticmethod
+    def _conclude(*args: Any, **kwargs: Any) -> None:
+        raise TypeError("a bug in concluding")
+
+
+def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    name, stack_id = create(stacks, ctx, PLAIN)
+    buggy = BuggyRegistry({})
+    owner = "worker-1"
+    plugpoints = Plugpoints(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5)
+    driver = ConcludeBug(db, buggy, owner, clock, plugpoints, api_url="http://kiln")
+    for _ in range(4):
+        with db.transaction() as session:
+            [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
+                                                                  30, 1)]
+        driver.advance(claimed)
+        clock.advance(5)
+
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status, stack.status_reason) == (
+        "CREATE", "FAILED", f"Stack CREATE failed: {internal_error(f'operation {claimed}')}")
+    operation = operation_of(db, stack_id)
+    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+    assert operation.finished_at is not None  # the stack takes its next request
+    stacks.delete(ctx, name, stack_id)
+    run(worker(db, types, clock))
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n  k: {type: 'Test::Killing'}\n"
+        "outputs:\n  out: {value: {get_attr: [k, value]}}\n"))
+    Killing.reads = 0
+    deaths = 0
+    while until_dead(worker(db, types, clock)):
+        deaths += 1
+        assert deaths <= 3, "the operation was tried again after its third death"
+        clock.advance(31)  # the dead worker's lease lapses; a restarted one claims it
+
+    assert (deaths, Killing.reads) == (3, 3)
+    stack = stacks.get(ctx, name, stack_id)
+    operation = operation_of(db, stack_id)
+    assert (stack.status, stack.status_reason) == (
+        "FAILED", f"Stack CREATE failed: {internal_error(f'operation {operation.id}')}")
+
+
+def test_a_phase_cut_short_by_a_graceful_stop_is_not_counted(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, release: threading.Event) -> None:
+    gate = Gate(release)
+    plugins = LifecycleRegistry([loaded(Recording("slow", [], pre=gate.pre))])
+    _, stack_id = create(stacks, ctx, PLAIN)
+    leaving = worker(db, types, clock, plugins, operation_threads=1,
+                     heartbeat_interval_seconds=0.05)
+    run(leaving, ticks=1)
+    gate.wait_reached()
+    assert operation_of(db, stack_id).failures == 1
+    leaving.hand_back()
+    operation = operation_of(db, stack_id)
+    assert (operation.failures, operation.attempt) == (0, 1)
+
+
+# --- steps --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["LeavesUnstorableData", "FailingWithUnstorableData"])
+def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, kind: str) -> None:
+    cls: type[LeavesUnstorableData] = TYPES[f"Test::{kind}"]  # type: ignore[assignment]
+    cls.creates = 0
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n"
+        f"  bad: {{type: 'Test::{kind}'}}\n"
+        "  after: {type: OS::Heat::None, depends_on: bad}\n"
+        + "".join(f"  fine{i}: {{type: OS::Heat::None}}\n" for i in range(3))))
+    loop = worker(db, types, clock)
+    run(loop, ticks=3)
+    # The batch it was claimed with went through in the same round.
+    statuses = {r.name: f"{r.action}_{r.status}"
+                for r in stacks.list_resources(ctx, name, stack_id, {})}
+    assert {statuses[f"fine{i}"] for i in range(3)} == {"CREATE_COMPLETE"}
+    assert statuses["bad"] == "CREATE_IN_PROGRESS"
+    bad = step_of(db, stack_id, "bad")
+    assert (bad.failures, bad.lease_owner) == (1, None)
+
+    for _ in range(20):
+        clock.advance(0.5)
+        run(loop, ticks=1)
+
+    assert cls.creates == 3
+    bad = step_of(db, stack_id, "bad")
+    reason = ("InternalError: resources.bad: "
+              + internal_error(f"step {bad.id} of operation {bad.operation_id}"))
+    resource = stacks.get_resource(ctx, name, stack_id, "bad")
+    assert (resource.action, resource.status, resource.status_reason) == (
+        "CREATE", "FAILED", reason)
+    assert step_of(db, stack_id, "after").state == STEP_CANCELLED
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.status, stack.status_reason) == (
+        "FAILED", f"Resource CREATE failed: {reason}")
+
+
+def test_a_step_that_kills_its_workers_is_failed_and_its_batch_completes(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    names = [f"r{i}" for i in range(5)]
+    killer = names[2]
+    kinds = {n: "Test::KillingCreate" if n == killer else "OS::Heat::None" for n in names}
+    name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
+                            + "".join(f"  {n}: {{type: '{kind}'}}\n"
+                                      for n, kind in kinds.items()))
+    KillingCreate.creates = 0
+    deaths = 0
+    while until_dead(worker(db, types, clock)):
+        deaths += 1
+        assert deaths <= 3, "the step was tried again after its third death"
+        clock.advance(31)
+
+    assert (deaths, KillingCreate.creates) == (3, 3)
+    statuses = {r.name: f"{r.action}_{r.status}"
+                for r in stacks.list_resources(ctx, name, stack_id, {})}
+    assert statuses == {n: "CREATE_FAILED" if n == killer else "CREATE_COMPLETE"
+                        for n in names}
+    step = step_of(db, stack_id, killer)
+    assert stacks.get_resource(ctx, name, stack_id, killer).status_reason == (
+        f"InternalError: resources.{killer}: "
+        + internal_error(f"step {step.id} of operation {step.operation_id}"))
+    assert stacks.get(ctx, name, stack_id).status == "FAILED"
+
+
+def test_at_most_one_suspect_step_is_claimed_at_a_time(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    _, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
+                         + "".join(f"  r{i}: {{type: OS::Heat::None}}\n" for i in range(4)))
+    driver = OperationDriver(db, types, "planner", clock,
+                             Plugpoints(db, types, LifecycleRegistry(()), "planner", clock,
+                                        30, 5), api_url="http://kiln")
+    with db.transaction() as session:
+        [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
+    driver.advance(operation.id)  # plans four ready steps
+    with db.transaction() as session:
+        for step in session.scalars(select(Step).where(Step.stack_id == stack_id)):
+            # r1 and r3 were claimed before and their holders died before saving.
+            step.failures = 1 if step.resource_name in ("r1", "r3") else 0
+    with db.transaction() as session:
+        claimed = {step.resource_name: step.failures for step in leases.claim_steps(
+            session, "w", clock(), 30, 10)}
+    assert claimed == {"r0": 1, "r1": 2, "r2": 1}
+
+
+def test_the_reason_names_what_to_grep_for() -> None:
+    rule = PoisonRule(attempts=1)
+    assert rule.internal_error("operation x", "") == (
+        "Kiln failed unexpectedly (an internal error, 1 try); the operator can find "
+        "operation x in the engine log")
+    assert re.search(r"\(request req-1\)", rule.internal_error("step 3", "req-1"))
+    assert [rule.backoff(n).total_seconds() for n in (0, 1, 2, 3, 30)] == [
+        0.5, 0.5, 1.0, 2.0, 60.0]
