@@ -45,6 +45,7 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
         middleware.RequestId(),
+        middleware.UrlText(),
         middleware.BodyLimit(settings.max_body_bytes),
         middleware.Authenticate(tenant_service),
     ))

@@ -1,4 +1,5 @@
-"""Per-request plumbing: request id, body-size limit, token -> RequestContext."""
+"""Per-request plumbing: request id, text a URL may not hold, body-size limit, token ->
+RequestContext."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import falcon
 
 from engine.context import RequestContext
-from engine.errors import InvalidTenant, RequestLimitExceeded
+from engine.errors import BadRequest, InvalidTenant, RequestLimitExceeded
 from engine.services.tenants import TenantService
 
 REQUEST_ID_HEADER = "x-openstack-request-id"
@@ -18,6 +19,19 @@ class RequestId:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_id = f"req-{uuid.uuid4()}"
         resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
+
+
+class UrlText:
+    """Refuse a path or query holding a NUL character (``%00``): no name, id or filter
+    value of Kiln's has one, and PostgreSQL refuses to compare such text, so the request
+    would otherwise fail in the database."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        texts = [req.path, *req.params]
+        for value in req.params.values():
+            texts.extend(value if isinstance(value, list) else [value])
+        if any("\x00" in text for text in texts):
+            raise BadRequest(reason="The request's path or query has a NUL character (%00).")
 
 
 class BodyLimit:

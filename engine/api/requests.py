@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import falcon
 
 from engine.context import RequestContext
 from engine.errors import BadRequest, RequestLimitExceeded
+
+# Deep enough for a template sent as an object (its own limit is 64 levels, a few levels
+# down the body); far below where a recursive walk of the values would fail.
+MAX_BODY_DEPTH = 128
+# The largest integer SQLite and PostgreSQL compare (a list's ``limit``).
+MAX_QUERY_INTEGER = 2**63 - 1
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+_TOO_DEEP = "The request body nests too deeply."
 
 
 def context(req: falcon.Request) -> RequestContext:
@@ -50,17 +60,29 @@ def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
 
 
 def integer(req: falcon.Request, name: str) -> int | None:
+    """Heat's ``extract_int``: the text of an integer (not ``1.5``, ``" 1"`` or ``1e3``),
+    at least 0. Kiln adds an upper bound, the largest integer a database compares."""
     value = req.get_param(name)
     if value is None:
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.") from None
+    if not _int_like(value):
+        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
+    number = int(value)
     if number < 0:
         raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
                                 "non-negative integer.")
+    if number > MAX_QUERY_INTEGER:
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                f"integers up to {MAX_QUERY_INTEGER}.")
     return number
+
+
+def _int_like(value: str) -> bool:
+    """oslo's ``is_int_like``: the text of the integer the value reads as is the value."""
+    try:
+        return str(int(value)) == value
+    except ValueError:  # not a number, or past int()'s 4300 digits
+        return False
 
 
 def tags(req: falcon.Request, name: str) -> tuple[str, ...]:
@@ -95,13 +117,64 @@ def signal_details(req: falcon.Request) -> dict[str, Any] | None:
 
 def _decode(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
+        body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
     except RecursionError:
         # Thousands of nested brackets: the decoder's recursion ran out, not the body's
         # size. Refused like any other body too large to handle.
-        raise RequestLimitExceeded(reason="The request body nests too deeply.") from None
+        raise RequestLimitExceeded(reason=_TOO_DEEP) from None
+    _check_storable(body)
+    return body
+
+
+def _no_constant(name: str) -> Any:
+    # NOTE: Python's decoder takes NaN and Infinity, which JSON does not have and no
+    # database column of Kiln's can hold (PostgreSQL's jsonb refuses them).
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is out of range for a number")
+    return number
+
+
+def _check_storable(body: Any) -> None:
+    """Refuse what JSON allows but Kiln can neither store nor walk: nesting deeper than
+    ``MAX_BODY_DEPTH`` (every walk of the values would pay for it, and the recursive
+    ones would fail), and text with NUL characters or unpaired surrogates (PostgreSQL
+    refuses both, and the latter cannot be written back as UTF-8). Iterative: this is
+    the walk that makes the others safe."""
+    # (value, depth, (key, parent link)): the path is rebuilt only for the message.
+    pending: list[tuple[Any, int, Any]] = [(body, 0, None)]
+    while pending:
+        value, depth, link = pending.pop()
+        if isinstance(value, dict):
+            children: Any = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            if isinstance(value, str) and _UNSTORABLE.search(value):
+                _refuse_text(link)
+            continue
+        if depth >= MAX_BODY_DEPTH:
+            raise RequestLimitExceeded(reason=_TOO_DEEP)
+        for key, child in children:
+            if isinstance(key, str) and _UNSTORABLE.search(key):
+                _refuse_text((key, link))
+            pending.append((child, depth + 1, (key, link)))
+
+
+def _refuse_text(link: Any) -> None:
+    parts: list[str] = []
+    while link is not None:
+        key, link = link
+        parts.append(f"[{key}]" if isinstance(key, int) else str(key))
+    where = ".".join(reversed(parts)).replace(".[", "[") or "the body"
+    raise BadRequest(reason=f"The request body has a NUL character or an unpaired "
+                            f"surrogate in {where}; Kiln cannot store such text.")
 
 
 def sort_dir(req: falcon.Request) -> str | None:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.services.records import ResourceRecord
+from engine.services.stack_requests import MAX_TIMEOUT_MINS
 
 STATUSES = ("COMPLETE", "FAILED", "IN_PROGRESS")
 
@@ -70,7 +71,10 @@ def stack_filters(given: Mapping[str, list[str]]) -> dict[str, list[Any]]:
         found["disable_rollback"] = [v.lower() == "true" for v in found["disable_rollback"]
                                      if v.lower() in ("true", "false")]
     if "timeout_mins" in found:
-        found["timeout_mins"] = [int(v) for v in found["timeout_mins"] if _is_int(v)]
+        # A value no stored timeout can have (not an integer, or past the column's range)
+        # matches no stack, like a status that names none.
+        found["timeout_mins"] = [int(v) for v in found["timeout_mins"]
+                                 if _is_int(v) and abs(int(v)) <= MAX_TIMEOUT_MINS]
     return found
 
 

@@ -38,6 +38,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services import (
     listing,
     resource_requests,
+    stack_requests,
     template_info,
     type_catalogue,
     update_preview,
@@ -55,7 +56,7 @@ from engine.services.records import (
 from engine.services.updates import check_immutable, update_body
 from engine.template.environment import Environment, request_environment
 from engine.template.functions import Deferred, resolve
-from engine.template.loader import load
+from engine.template.loader import load, written_resources
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
@@ -161,6 +162,8 @@ class StackService:
     # --- writes -------------------------------------------------------------------------
 
     def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
+        stack_requests.check_body(body)
+        stack_requests.refuse_converge(body)
         action, payload = "CREATE", None
         if body.get("adopt_stack_data") is not None:
             action = "ADOPT"
@@ -186,6 +189,7 @@ class StackService:
     def preview(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackPreview:
         """What a create with ``body`` would build, and what each lifecycle plugin would
         say of it; nothing is stored or reserved. Bad input fails exactly as create does."""
+        stack_requests.refuse_converge(body)
         proposal = self._propose(ctx, body, _stack_name(body), NO_ID)
         ir, stack = proposal.ir, proposal.stack
         secrets = hidden_values(ir.parameter_schemas, ir.parameters)
@@ -231,6 +235,7 @@ class StackService:
         """The checks every way of proposing a stack shares (create, preview, validate),
         from the request body to an unsaved stack row and its IR. Raises what create
         raises, naming the template path and line."""
+        stack_requests.check_body(body)
         template = body.get("template")
         if template is None:
             raise BadRequest(reason="No template specified")
@@ -240,18 +245,20 @@ class StackService:
                 reason=f"Template size ({size} bytes) exceeds maximum allowed size "
                        f"({self._limits.max_template_bytes} bytes).")
         doc = document(template)
-        files = _files(body)
+        # Counted as written, before any resource is read: a template past the limit
+        # costs no more than its parse.
+        if written_resources(doc) > self._limits.max_resources_per_stack:
+            raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
+        files = stack_requests.files(body)
+        timeout_mins = stack_requests.timeout_mins(body.get("timeout_mins"))
         hot = load(doc, files)
         environment = request_environment(
             body, {n: schema.type for n, schema in hot.parameters.items()})
         parameters = environment["parameters"]
-        timeout_mins = _timeout(body.get("timeout_mins"))
         ir = build(hot, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
                    self._registry.get, require_all=require_parameters,
                    constraints=self._registry.constraint,
                    environment=Environment.from_dict(environment))
-        if len(ir.resources) > self._limits.max_resources_per_stack:
-            raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
         now = self._clock()
         timeout = timeout_mins * 60 if timeout_mins else self._limits.default_timeout_seconds
         stack = Stack(
@@ -259,8 +266,9 @@ class StackService:
             status="IN_PROGRESS", status_reason="Stack CREATE started",
             description=ir.description, template=doc.data,
             parameters=parameters, environment=environment, files=files,
-            outputs=None, tags=_tags(body.get("tags")),
-            disable_rollback=_bool(body.get("disable_rollback", True), "disable_rollback"),
+            outputs=None, tags=stack_requests.tags(body.get("tags")),
+            disable_rollback=stack_requests.flag(body.get("disable_rollback", True),
+                                                 "disable_rollback"),
             timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
         return _Proposal(stack=stack, ir=ir, timeout_seconds=timeout)
 
@@ -293,13 +301,15 @@ class StackService:
                 if (stack.action, stack.status) == ("SUSPEND", "COMPLETE"):
                     raise BadRequest(reason="Updating a stack when it is suspended is not "
                                             "supported.")
+                stack_requests.check_body(body)
                 new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                                      patch=patch), stack.name, stack.id)
                 check_immutable(self._ir(stack), new.ir)
                 payload = {"previous": _definition(stack), "target": _definition(new.stack),
                            # Heat's "observe reality": resources whose type can read its
                            # backend put back what drifted (specs/aws-resources.rst).
-                           "converge": _bool(body.get("converge", False), "converge")}
+                           "converge": stack_requests.flag(body.get("converge", False),
+                                                           "converge")}
                 start_operation(session, ctx, name, stack_id, "UPDATE", self._clock(),
                                 self._limits.default_timeout_seconds, payload,
                                 timeout_seconds=new.timeout_seconds)
@@ -318,6 +328,7 @@ class StackService:
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
             rows = queries.list_resources(session, stack.id)
+        stack_requests.check_body(body)
         new = self._propose(ctx, update_body(update_preview.stored_request(stack), body,
                                              patch=patch), stack.name, stack.id)
         stored_ir = self._ir(stack)
@@ -700,44 +711,6 @@ def _preview_properties(node: ResourceNode, schema: TypeSchema, scope: _PreviewS
     if schema.allow_unknown_properties:
         shown.update({k: v for k, v in given.items() if k not in schema.properties_schema})
     return shown
-
-
-def _files(body: Mapping[str, Any]) -> dict[str, Any]:
-    files = body.get("files") or {}
-    if not isinstance(files, Mapping):
-        raise BadRequest(reason="files must be a map")
-    return dict(files)
-
-
-def _timeout(value: Any) -> int | None:
-    if value in (None, "", 0):
-        return None
-    try:
-        minutes = int(value)
-    except (TypeError, ValueError):
-        raise BadRequest(reason="Only integer is acceptable by 'timeout_mins'.") from None
-    if minutes < 0 or isinstance(value, bool):
-        raise BadRequest(reason="Only integer is acceptable by 'timeout_mins'.")
-    return minutes or None
-
-
-def _bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if str(value).lower() in ("true", "false"):
-        return str(value).lower() == "true"
-    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
-                            "are: true, false.")
-
-
-def _tags(value: Any) -> list[str]:
-    if not value:
-        return []
-    tags = value.split(",") if isinstance(value, str) else list(value)
-    tags = [str(t).strip() for t in tags if str(t).strip()]
-    if any(len(t) > 80 for t in tags):
-        raise BadRequest(reason="A tag must be 80 characters or less.")
-    return tags
 
 
 def _stringify(value: Any) -> str:

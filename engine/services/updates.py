@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.errors import BadRequest, ImmutableParameterModified
 from engine.ir.model import ResolvedStack
-from engine.template.parse import document
+from engine.template.environment import parse_environment
 
 # What an update may change besides the definition; absent ones keep the stored value.
 KEPT_FIELDS = ("tags", "timeout_mins", "disable_rollback")
@@ -58,9 +58,8 @@ def update_body(stored: Mapping[str, Any], body: Mapping[str, Any], *,
 
 
 def _parsed(given: Any) -> Mapping[str, Any]:
-    if isinstance(given, str):
-        given = document(given, "environment").data or {}
-    return given if isinstance(given, Mapping) else {}
+    """The body's environment, its sections checked before they are merged."""
+    return parse_environment(given)
 
 
 def _merged(stored: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:

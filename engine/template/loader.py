@@ -41,6 +41,18 @@ def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> Templat
     return hot.load(doc, version, files)
 
 
+def written_resources(doc: SourceDocument) -> int:
+    """How many resources the document declares, counted before anything is read of
+    them, as Heat counts them for ``max_resources_per_stack``: the entries of the
+    resources section as written, whatever their conditions say (0 when the section is
+    missing or not a map: ``load`` reports that)."""
+    data = doc.data
+    if not isinstance(data, Mapping):
+        return 0
+    section = data.get("Resources" if any(k in data for k in CFN_KEYS) else "resources")
+    return len(section) if isinstance(section, Mapping) else 0
+
+
 def _version(doc: SourceDocument, data: Mapping[str, Any]) -> HotVersion:
     # A date object counts too: a template loaded by a YAML parser that reads dates
     # (Python's yaml.safe_load) names the same version.

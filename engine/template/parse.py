@@ -9,7 +9,9 @@ error rather than YAML's silent last-one-wins, because the lost key is almost al
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import json
+import math
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -47,14 +49,116 @@ class SourceDocument:
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# Python's int() and str() refuse integers of more digits (and so would json.dumps, on the
+# way to the database); an integer this long is never a real template's.
+MAX_INT_DIGITS = 4300
+_INT_CEILING = 10**MAX_INT_DIGITS
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader without the timestamp resolver and with duplicate-key detection."""
+    """SafeLoader that builds only what JSON can hold, as Heat's template reaches its
+    engine (Heat parses with a SafeLoader and sends the result through JSON): dates stay
+    text, mapping keys become the text JSON gives them (``1`` -> ``"1"``, ``true`` ->
+    ``"true"``), ``!!binary`` is its UTF-8 text, ``!!set`` the list of its members,
+    ``!!omap`` and ``!!pairs`` lists of ``[key, value]``. What JSON or the database cannot
+    hold is refused at its line: ``.inf`` and ``.nan``, integers over ``MAX_INT_DIGITS``
+    digits, NUL characters."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
+        # NOTE: keys become text before they meet in a dict, where 1 and true are equal.
+        if not isinstance(node, yaml.MappingNode):
+            raise _refuse(node, "expected a mapping")
+        self.flatten_mapping(node)
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = key_text(self.construct_object(key_node, deep=deep))
+            if not isinstance(key, str):
+                raise _refuse(key_node, "mapping keys must be scalars")
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
 
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+def key_text(key: Any) -> Any:
+    """A scalar mapping key as JSON writes it; other keys are left for the caller to
+    refuse."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, (int, float)):
+        return json.dumps(key)
+    return key
+
+
+def _refuse(node: yaml.Node, problem: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+def _construct_text(loader: _Loader, node: yaml.ScalarNode) -> str:
+    text = loader.construct_scalar(node)
+    if "\x00" in text:
+        raise _refuse(node, "a NUL character cannot be stored")
+    return str(text)
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    # NOTE: checked before converting: a base-60 integer ("1:2:3...") costs quadratic time.
+    if len(text) > MAX_INT_DIGITS:
+        raise _refuse(node, f"an integer of more than {MAX_INT_DIGITS} digits")
+    value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+    if abs(value) >= _INT_CEILING:  # a hexadecimal or binary one can be longer in decimal
+        raise _refuse(node, f"an integer of more than {MAX_INT_DIGITS} digits")
+    return value
+
+
+def _construct_float(loader: _Loader, node: yaml.ScalarNode) -> float:
+    value = float(yaml.constructor.SafeConstructor.construct_yaml_float(loader, node))
+    if not math.isfinite(value):
+        raise _refuse(node, f"{loader.construct_scalar(node)} is not a finite number; JSON "
+                            "has no infinity or NaN")
+    return value
+
+
+def _construct_binary(loader: _Loader, node: yaml.ScalarNode) -> str:
+    data = yaml.constructor.SafeConstructor.construct_yaml_binary(loader, node)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _refuse(node, "the !!binary value is not UTF-8 text") from None
+    if "\x00" in text:
+        raise _refuse(node, "a NUL character cannot be stored")
+    return str(text)
+
+
+def _construct_set(loader: _Loader, node: yaml.MappingNode) -> Iterator[list[Any]]:
+    members: list[Any] = []
+    yield members
+    # The keys as written (not as key text): they are values here. Document order, where
+    # Heat's set has none.
+    members.extend(yaml.constructor.SafeConstructor.construct_mapping(loader, node))
+
+
+def _construct_pairs(loader: _Loader, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+    pairs: list[Any] = []
+    yield pairs
+    steps = yaml.constructor.SafeConstructor.construct_yaml_pairs(loader, node)
+    built = next(steps)
+    for _ in steps:  # the generator fills ``built`` when resumed
+        pass
+    pairs.extend([key, value] for key, value in built)
+
+
+for _tag, _constructor in (
+    ("str", _construct_text), ("timestamp", _construct_text), ("int", _construct_int),
+    ("float", _construct_float), ("binary", _construct_binary), ("set", _construct_set),
+    ("omap", _construct_pairs), ("pairs", _construct_pairs),
+):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _constructor)
 
 
 # A document may be at most this deep, and expand (through YAML aliases) to at most this
@@ -136,10 +240,10 @@ def _record_lines(
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
-        seen: set[Any] = set()
+        seen: set[str] = set()
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            if not isinstance(key, (str, int, float, bool)) or key is None:
+            key = key_text(loader.construct_object(key_node, deep=True))
+            if not isinstance(key, str):
                 raise StackValidationFailed(
                     Location(path=render_path(path), line=key_node.start_mark.line + 1,
                              file=file),
@@ -147,12 +251,12 @@ def _record_lines(
                 )
             if key in seen:
                 raise StackValidationFailed(
-                    Location(path=render_path((*path, str(key))),
+                    Location(path=render_path((*path, key)),
                              line=key_node.start_mark.line + 1, file=file),
                     reason=f'Error parsing template: duplicate key "{key}"',
                 )
             seen.add(key)
-            child = (*path, str(key))
+            child = (*path, key)
             lines[child] = key_node.start_mark.line + 1
             _record_lines(loader, value_node, child, lines, file, budget)
     elif isinstance(node, yaml.SequenceNode):

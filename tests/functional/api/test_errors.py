@@ -153,14 +153,29 @@ def test_a_yaml_alias_bomb_is_refused(api: Any) -> None:
 
 @pytest.mark.parametrize("depth", [100, 100_000])
 def test_deeply_nested_bodies_are_refused(api: Any, depth: int) -> None:
-    body = '{"stack_name": "deep", "template": ' + "[" * depth + "]" * depth + "}"
+    body = '{"stack_name": "deep", "template": ' + '{"x": ' * depth + "1" + "}" * depth + "}"
 
     message = fault(api.post(body), 413, "RequestLimitExceeded")
 
     assert message == ("Request limit exceeded: The request body nests too deeply."
                        if depth > 1000 else
-                       "[0][0]: Request limit exceeded: Template nesting is deeper than 64 "
+                       "x.x: Request limit exceeded: Template nesting is deeper than 64 "
                        "levels; refused.")
+
+
+def test_a_chain_of_10000_resources_is_refused_for_the_resource_limit(api: Any) -> None:
+    """``r0`` depends on ``r1`` ... ``r9999``: once a RecursionError (a 500) in the cycle
+    check; now counted against ``max_resources_per_stack`` (1000) before any resource is
+    read. Kiln's 413 for the limit where Heat answers 400 (architecture.rst)."""
+    lines = ["heat_template_version: 2018-08-31", "resources:"]
+    lines += [f"  r{i}: {{type: OS::Heat::None, depends_on: r{i + 1}}}" for i in range(9999)]
+    lines.append("  r9999: {type: OS::Heat::None}")
+    response = requests.post(f"{api.base}/validate", headers=api.headers, timeout=30,
+                             data=json.dumps({"template": "\n".join(lines) + "\n"}))
+
+    message = fault(response, 413, "RequestLimitExceeded")
+
+    assert message == "Request limit exceeded: Maximum resources per stack exceeded."
 
 
 def test_duplicate_stack_name_conflicts(api: Any) -> None:

@@ -439,3 +439,17 @@ def test_an_unregistered_custom_constraint_is_refused_where_it_is_declared() -> 
 
     assert str(caught.value) == ("template:3 parameters.p: Parameter 'p' is invalid: the "
                                  'custom constraint "even" is not registered')
+
+
+def test_a_chain_far_deeper_than_the_call_stack_builds(make: Make) -> None:
+    """``r0`` needs ``r1`` ... ``r4999``: names in dependency order, the worst case for a
+    recursive walk (issue 17); a cycle closed at its far end is still reported."""
+    lines = ["heat_template_version: rocky", "resources:"]
+    lines += [f"  r{i}: {{type: Test::Plain, depends_on: r{i + 1}}}" for i in range(4999)]
+
+    ir = make("\n".join([*lines, "  r4999: {type: Test::Plain}"]) + "\n")
+
+    assert ir.resources["r0"].requires == {"r1"} and len(ir.resources) == 5000
+    with pytest.raises(CircularDependency) as caught:
+        make("\n".join([*lines, "  r4999: {type: Test::Plain, depends_on: r4998}"]) + "\n")
+    assert caught.value.message == "Circular Dependency Found: r4998 -> r4999 -> r4998"

@@ -227,3 +227,63 @@ def test_deep_nesting_is_refused(as_text: bool) -> None:
 
     assert caught.value.message == ("Request limit exceeded: Template nesting is deeper "
                                     "than 64 levels; refused.")
+
+
+# --- what Heat's loader builds, as it reaches Heat's engine through JSON ---------------
+
+
+def value_of(line: str) -> Any:
+    return parse_text(f"a: 1\nvalue: {line}\n").data["value"]
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("!!binary aGVsbG8gd29ybGQ=", "hello world"),  # Heat: bytes, decoded as UTF-8 by JSON
+    ("!!set {b, a, 1}", ["b", "a", 1]),  # Heat: a set, a list through JSON; here in order
+    ("!!omap [b: 1, a: {c: 2}]", [["b", 1], ["a", {"c": 2}]]),
+    ("!!pairs [a: 1, a: 2]", [["a", 1], ["a", 2]]),
+    ("!!timestamp 2001-12-14t21:59:43.10-05:00", "2001-12-14t21:59:43.10-05:00"),
+    ("{1: a, true: b, 1.5: c, -2: d}", {"1": "a", "true": "b", "1.5": "c", "-2": "d"}),
+    ("0x" + "f" * 100, int("f" * 100, 16)),
+    ("9" * 4300, int("9" * 4300)),
+    ("1.5e+300", 1.5e300),
+])
+def test_yaml_builds_only_what_json_holds(line: str, expected: Any) -> None:
+    value = value_of(line)
+
+    assert value == expected
+    assert json.loads(json.dumps(value, allow_nan=False)) == expected
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("!!binary //79", "the !!binary value is not UTF-8 text"),
+    ("!!binary AGE=", "a NUL character cannot be stored"),
+    ('"a\\0b"', "a NUL character cannot be stored"),
+    ('{"\\0": 1}', "a NUL character cannot be stored"),
+    (".inf", ".inf is not a finite number; JSON has no infinity or NaN"),
+    ("-.Inf", "-.Inf is not a finite number; JSON has no infinity or NaN"),
+    (".NaN", ".NaN is not a finite number; JSON has no infinity or NaN"),
+    ("1.0e+999", "1.0e+999 is not a finite number; JSON has no infinity or NaN"),
+    ("9" * 4301, "an integer of more than 4300 digits"),
+    ("0x" + "f" * 3600, "an integer of more than 4300 digits"),  # 4335 decimal digits
+    ("0b" + "1" * 4400, "an integer of more than 4300 digits"),
+    ("1" + ":59" * 2200, "an integer of more than 4300 digits"),
+])
+def test_what_json_cannot_hold_is_refused_at_its_line(line: str, problem: str) -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        parse_text(f"a: 1\nvalue: {line}\n")
+
+    assert str(caught.value) == f"template:2: Error parsing template: {problem}"
+
+
+def test_keys_equal_as_json_text_are_duplicates() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        parse_text("m:\n  1: a\n  '1': b\n")
+
+    assert str(caught.value) == 'template:3 m.1: Error parsing template: duplicate key "1"'
+
+
+def test_paths_use_the_json_text_of_keys() -> None:
+    doc = parse_text("m:\n  true:\n    - x\n")
+
+    assert doc.data == {"m": {"true": ["x"]}}
+    assert doc.location(("m", "true", 0)).line == 3

@@ -1,0 +1,131 @@
+"""The fields of a stack request body (create, adopt, preview, validate, update),
+checked as Heat's API checks them before anything reads them.
+
+Heat's ``InstantiationData`` and ``param_utils`` set the rules and the messages:
+``timeout_mins`` must look like a non-negative integer, ``disable_rollback`` and
+``converge`` are ``true``/``false``, ``tags`` a comma-separated string (Kiln also takes
+the list it stores), ``parameters`` and ``files`` maps, ``environment`` a map or its
+text, ``environment_files`` a list of names. Where Heat has no check and fails deeper
+down (a ``files`` that is a string, a number for ``template``), Kiln answers a 400
+naming the field. Keys Heat does not know are ignored, as Heat ignores them.
+
+Pure: a body in, typed values or ``BadRequest`` out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import BadRequest
+
+# The stack's timeout column is a 32-bit integer on every database Kiln runs on.
+MAX_TIMEOUT_MINS = 2**31 - 1
+MAX_TAG_CHARS = 80
+
+
+def check_body(body: Mapping[str, Any]) -> None:
+    """Refuse a body whose known fields have the wrong type, before any field is read."""
+    template = body.get("template")
+    if template is not None and not isinstance(template, (str, Mapping)):
+        raise BadRequest(reason="Template not in valid format: the template must be a map "
+                                "or its YAML or JSON text.")
+    _map_or_none(body, "parameters", "parameters must be a map")
+    files = _map_or_none(body, "files", "files must be a map")
+    if files is not None and not all(isinstance(v, str) for v in files.values()):
+        raise BadRequest(reason="files must map each file name to its contents (text)")
+    environment = body.get("environment")
+    if environment is not None and not isinstance(environment, (str, Mapping)):
+        raise BadRequest(reason="Environment not in valid format: The environment is not a "
+                                "valid YAML mapping data type.")
+    names = body.get("environment_files")
+    if names is not None and (not isinstance(names, list)
+                              or not all(isinstance(n, str) for n in names)):
+        raise BadRequest(reason="environment_files must be a list of file names")
+    timeout_mins(body.get("timeout_mins"))
+    if "disable_rollback" in body:
+        flag(body["disable_rollback"], "disable_rollback")
+    tags(body.get("tags"))
+    if "converge" in body:
+        flag(body["converge"], "converge")
+    cleared = body.get("clear_parameters")
+    if cleared is not None and (not isinstance(cleared, list)
+                                or not all(isinstance(n, str) for n in cleared)):
+        raise BadRequest(reason="clear_parameters must be a list of parameter names")
+
+
+def refuse_converge(body: Mapping[str, Any]) -> None:
+    """A create or its preview: Heat takes ``converge`` on updates only."""
+    if "converge" in body:
+        raise BadRequest(reason="converge flag only supported in stack update (or update "
+                                "preview) request.")
+
+
+def _map_or_none(body: Mapping[str, Any], key: str, message: str) -> Mapping[str, Any] | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, Mapping):
+        raise BadRequest(reason=message)
+    return value
+
+
+def timeout_mins(value: Any) -> int | None:
+    """Heat's ``extract_int``: a value whose text is an integer's (``5``, ``"5"``; not
+    ``5.0``, ``" 5"`` or ``true``), at least 0; 0 and absent mean the default. Kiln adds an
+    upper bound, the column's."""
+    if value in (None, ""):
+        return None
+    name = "timeout_mins"
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not _int_like(value):
+        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
+    minutes = int(value)
+    if minutes < 0:
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                "non-negative integer.")
+    if minutes > MAX_TIMEOUT_MINS:
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                f"integers up to {MAX_TIMEOUT_MINS}.")
+    return minutes or None
+
+
+def _int_like(value: int | str) -> bool:
+    """oslo's ``is_int_like``: the text of the integer the value reads as is the value's."""
+    if isinstance(value, int):
+        return True
+    try:
+        return str(int(value)) == value
+    except ValueError:
+        return False
+
+
+def flag(value: Any, name: str) -> bool:
+    """Heat's ``extract_bool``: ``true`` or ``false`` in any case, as a JSON boolean or
+    text."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
+                            "are: true, false.")
+
+
+def tags(value: Any) -> list[str]:
+    """A comma-separated string (Heat's form) or a list of strings (the stored form),
+    each tag trimmed, empty ones dropped, none over 80 characters."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        found = value.split(",")
+    elif isinstance(value, list) and all(isinstance(t, str) for t in value):
+        found = list(value)
+    else:
+        raise BadRequest(reason="tags must be a comma-separated string of tags")
+    found = [t.strip() for t in found if t.strip()]
+    for tag in found:
+        if len(tag) > MAX_TAG_CHARS:
+            raise BadRequest(reason=f'Invalid tag, "{tag}" is longer than {MAX_TAG_CHARS} '
+                                    "characters")
+    return found
+
+
+def files(body: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(_map_or_none(body, "files", "files must be a map") or {})
