@@ -400,9 +400,10 @@ class StepRunner:
                 # Its progress was saved under this claim: this try counts all the same.
                 step.failures = max(step.failures, 1)
                 request_id = request_id_of(session, step.operation_id)
-                LOG.error("step %s (%s %s of stack %s, operation %s, request %s) failed "
-                          "unexpectedly, try %d of %d", step.id, step.action,
-                          step.resource_name, step.stack_id, step.operation_id, request_id,
+                # The reason names "step N of operation X": the log says it so too.
+                LOG.error("step %s of operation %s (%s %s of stack %s, request %s) failed "
+                          "unexpectedly, try %d of %d", step.id, step.operation_id,
+                          step.action, step.resource_name, step.stack_id, request_id,
                           step.failures, self._rule.attempts, exc_info=exc)
                 if self._rule.spent(step.failures):
                     error = self._internal_error(step, request_id)
@@ -425,8 +426,8 @@ class StepRunner:
         without preparing or running it again: its resource ``<ACTION>_FAILED``, its
         waiting siblings cancelled, as for any failed step."""
         request_id = request_id_of(session, step.operation_id)
-        LOG.error("step %s (request %s): given up after %d tries", step.id, request_id,
-                  self._rule.attempts)
+        LOG.error("step %s of operation %s (request %s): given up after %d tries", step.id,
+                  step.operation_id, request_id, self._rule.attempts)
         self._record_failure(session, step, stack, row,
                              self._internal_error(step, request_id), (), now,
                              set_state=step.action != CLEANUP)

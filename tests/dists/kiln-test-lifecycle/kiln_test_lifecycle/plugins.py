@@ -3,7 +3,8 @@ file named by KILN_TEST_LIFECYCLE_LOG (the plugins' own account, independent of 
 events).
 
 * audit: ordinal 5 but ``after = ("policy",)``; tag ``audit-deny`` denies, ``audit-warn``
-  warns, ``audit-post-error`` makes its post-op raise.
+  warns, ``audit-post-error`` makes its post-op raise, ``audit-exit`` makes its pre-op end
+  the whole process at once (``os._exit``), as a plugin that crashes its worker would.
 * gate: ordinal 60 but ``before = ("placement",)``; tag ``gate-deny`` denies every
   action, ``gate-deny-<action>`` (``gate-deny-suspend``) that action only.
 * hang: ordinal 70; tag ``hang`` makes its pre-op sleep far past any timeout.
@@ -61,6 +62,8 @@ class Audit(_Recording):
         return 5
 
     def decide(self, stack: Any, action: str) -> Warn | None:
+        if "audit-exit" in stack.tags:
+            os._exit(70)
         if "audit-deny" in stack.tags:
             raise Denied(f"audit refuses stack {stack.name}")
         if "audit-warn" in stack.tags:
