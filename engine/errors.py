@@ -166,6 +166,12 @@ class OutputNotFound(EntityNotFound):
     msg_fmt = "Specified output key {key} not found."
 
 
+class GroupMemberNotFound(NotFound):
+    """``get_attr`` of a group member the group does not have (Heat's words)."""
+
+    msg_fmt = "Member '{member}' not found in group resource '{group}'."
+
+
 class StackExists(Conflict):
     msg_fmt = "The Stack ({stack_name}) already exists."
 
@@ -190,6 +196,10 @@ class AmbiguousTemplateVersion(InvalidTemplateVersion):
 
 class InvalidTemplateReference(StackValidationFailed):
     msg_fmt = 'The specified reference "{name}" (in {referenced_from}) is incorrect.'
+
+
+class InvalidTemplateAttribute(StackValidationFailed):
+    msg_fmt = "The Referenced Attribute ({resource} {key}) is incorrect."
 
 
 class CircularDependency(StackValidationFailed):

@@ -71,12 +71,19 @@ class Length(Constraint):
 class AllowedValues(Constraint):
     values: tuple[Any, ...]
 
-    def check(self, value: Any) -> str | None:
+    def check(self, value: Any, allowed: tuple[Any, ...] | None = None) -> str | None:
+        """``allowed`` replaces :attr:`values` where the caller compares them in another
+        form (a parameter reads them as its type)."""
+        allowed = self.values if allowed is None else allowed
         # NOTE: a list is allowed when every item is, as in Heat (comma_delimited_list).
-        for item in value if isinstance(value, list) else [value]:
-            if item not in self.values:
-                return f'"{item}" is not an allowed value {list(self.values)}'
-        return None
+        if all(item in allowed for item in (value if isinstance(value, list) else [value])):
+            return None
+        return self.refusal(value)
+
+    def refusal(self, value: Any) -> str:
+        """Heat's words: the whole value and the allowed ones, as JSON."""
+        allowed = ", ".join(json.dumps(v, default=str) for v in self.values)
+        return f"{json.dumps(value, default=str)} is not an allowed value [{allowed}]"
 
     def describe(self) -> dict[str, Any]:
         return {"allowed_values": list(self.values)}
@@ -105,7 +112,7 @@ class Modulo(Constraint):
     def check(self, value: Any) -> str | None:
         if value % self.step == self.offset:
             return None
-        return f"{value} is not a multiple of {self.step} with an offset of {self.offset})"
+        return f"{value} is not a multiple of {self.step} with an offset of {self.offset}"
 
     def describe(self) -> dict[str, Any]:
         return {"modulo": {"step": self.step, "offset": self.offset}}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.errors import CircularDependency, KilnError, Location, StackValidationFailed
@@ -22,8 +22,10 @@ from engine.schema import Custom, CustomCheck, bind_constraints, coerce_properti
 from engine.template.environment import TEMPLATE_SUFFIXES, Environment
 from engine.template.functions import (
     Deferred,
+    Function,
     invalid_reference,
     iter_references,
+    or_null,
     resolve,
     resource_dependencies,
     select_branches,
@@ -51,7 +53,7 @@ class StaticScope:
     def reference_id(self, resource: str) -> Any:
         raise Deferred(resource)
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         raise Deferred(resource)
 
     def attributes(self, resource: str) -> Any:
@@ -112,12 +114,12 @@ def build(
     nodes: dict[str, ResourceNode] = {}
     for name, definition in definitions.items():
         try:
-            properties = substitute_facade(select_branches(definition.properties, decide),
-                                           facade)
+            definition = _decided(definition, decide, facade)
         except KilnError as exc:
             errors.append(exc)
-            properties = {}
-        definition = dataclasses.replace(definition, properties=properties)
+            definition = dataclasses.replace(definition, properties={}, external_id=None,
+                                             update_policy=None)
+        definitions[name] = definition
         errors.extend(_check_references(definition.properties, parameters, template, types,
                                         f"resources.{name}", excluded))
         for required in definition.depends_on:
@@ -157,8 +159,9 @@ def build(
     for name, output in template.outputs.items():
         enabled = decide(output.condition) is not False
         try:
-            value = substitute_facade(select_branches(output.value, decide), facade) \
-                if enabled else None
+            # An output an ``if`` leaves out is null, as in Heat.
+            value = or_null(substitute_facade(select_branches(output.value, decide), facade)
+                            ) if enabled else None
         except KilnError as exc:
             errors.append(exc)
             value = None
@@ -170,7 +173,7 @@ def build(
         if not errors:
             errors.extend(_check_provider(
                 provider, nodes[name], parameters, pseudo_parameters, lookup, environment,
-                constraints, nested_depth, facade_of(template.resources[name], parameters)))
+                constraints, nested_depth, facade_of(definitions[name], parameters)))
 
     if not errors:
         cycle = find_cycle({name: node.requires for name, node in nodes.items()})
@@ -185,6 +188,20 @@ def build(
         resources=nodes,
         outputs=outputs,
     )
+
+
+def _decided(definition: ResourceDefinition, decide: Any,
+             facade: Mapping[str, Any] | None) -> ResourceDefinition:
+    """``definition`` with each ``if`` in its properties, ``external_id`` and update
+    policy replaced by the branch taken. What an ``if`` leaves out is not given: a
+    property or policy key is dropped, a whole ``external_id`` or policy is none, as
+    Heat resolves them."""
+    def decided(value: Any) -> Any:
+        return or_null(substitute_facade(select_branches(value, decide), facade))
+
+    return dataclasses.replace(definition, properties=decided(definition.properties),
+                               external_id=decided(definition.external_id),
+                               update_policy=decided(definition.update_policy))
 
 
 def _external_id(definition: ResourceDefinition, template: Template,
@@ -219,6 +236,28 @@ def _update_policy(definition: ResourceDefinition, schema: TypeSchema,
     it, so a resource's attribute there would be read before the resource exists."""
     path = ("resources", definition.name, "update_policy")
     written = definition.update_policy or {}
+    if isinstance(written, Function):
+        # A whole policy from a function (a json parameter; an ``if`` not decided yet):
+        # known from parameters only, like each key of a written one.
+        where = template.location(path)
+        wrong = [ref for ref in iter_references(written) if ref.kind == "resource"]
+        if wrong:
+            errors.append(StackValidationFailed(where, reason=(
+                f"The update policy may use only parameters, not {wrong[0].name}")))
+            return {}
+        try:
+            written = resolve(written, StaticScope(parameters))
+        except Deferred:
+            return {}
+        except KilnError as exc:
+            errors.append(exc.at(where))
+            return {}
+        if written is None:
+            written = {}
+        if not isinstance(written, Mapping):
+            errors.append(StackValidationFailed(where, reason=(
+                f"Resource {definition.name} update_policy type must be object")))
+            return {}
     known: dict[str, Any] = {}
     for key, value in written.items():
         where = template.location((*path, key))

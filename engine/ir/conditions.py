@@ -9,11 +9,12 @@ value the tenant has not given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.errors import KilnError, Location, StackValidationFailed
-from engine.template.functions import Deferred, Function, Scope, resolve
+from engine.ir.graph import find_cycle, topological_order
+from engine.template.functions import Deferred, Function, Scope, iter_references, resolve
 
 
 class ConditionDecider:
@@ -65,17 +66,29 @@ class ConditionDecider:
         return decided
 
     def decide_all(self) -> dict[str, bool | None]:
-        """Every named condition, so that a broken one is reported even when unused."""
-        errors: list[KilnError] = []
-        for name in self._definitions:
+        """Every named condition, so that a broken one is reported even when unused (the
+        first in template order). Decided in dependency order, each after the conditions
+        it names, so that deciding one never has to decide another first: a chain of
+        conditions naming conditions is as long as a template likes, and deciding it
+        must not recurse that deep."""
+        requires = {name: {ref.name for ref in iter_references(definition)
+                           if ref.kind == "condition" and ref.name in self._definitions}
+                    for name, definition in self._definitions.items()}
+        cycle = find_cycle(requires)
+        if cycle:
+            raise StackValidationFailed(self._where.get(cycle[0]), reason=(
+                f'Circular definition for condition "{cycle[0]}": {" -> ".join(cycle)}'))
+        errors: dict[str, KilnError] = {}
+        for name in topological_order(requires):
             try:
                 self.named(name)
             except Deferred:
                 pass
             except KilnError as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+                errors[name] = exc
+        for name in self._definitions:
+            if name in errors:
+                raise errors[name]
         return dict(self._decided)
 
 
@@ -91,7 +104,7 @@ class _Scope:
     def reference_id(self, resource: str) -> Any:
         raise Deferred(resource)  # conditions cannot name resources (refused at parse)
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         raise Deferred(resource)
 
     def attributes(self, resource: str) -> Any:

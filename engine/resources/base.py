@@ -82,7 +82,10 @@ Attributes and references
 -------------------------
 ``get_attribute(name)`` answers ``get_attr``; ``get_reference_id()`` answers
 ``get_resource`` (the physical id unless overridden). Both are called with the stored
-state only and must not call the backend for long.
+state only and must not call the backend for long. ``get_attr: [r, name, path…]`` calls
+``get_attribute_path(name, path)``, which by default reads into ``get_attribute(name)``;
+a type whose path means more than an index (a group's ``resource.0``, then the member's
+attribute) overrides it.
 
 Signals
 -------
@@ -360,6 +363,13 @@ class Resource:
         """Value of attribute ``name``; None when it is not known yet."""
         return None
 
+    def get_attribute_path(self, name: str, path: Sequence[Any]) -> Any:
+        """``get_attr: [resource, name, *path]``: attribute ``name``, then each item of
+        ``path`` into it (:func:`select_attribute`). Heat hands the path to the
+        resource, so a type can read it itself, as a group reads ``resource.0`` and
+        then the member's attribute; others keep this default."""
+        return select_attribute(self.get_attribute(name), path)
+
     def get_reference_id(self) -> str | None:
         return self.physical_id
 
@@ -408,3 +418,16 @@ def action_methods(
     if action == CHECK:
         return resource.handle_check, resource.check_check_complete
     raise ValueError(f"unknown resource action {action}")
+
+
+def select_attribute(value: Any, path: Sequence[Any]) -> Any:
+    """``value[path[0]][path[1]]…``: a map by key, a list (or a string) by integer
+    index; None where a step leads nowhere, as Heat's ``select_from_attribute``."""
+    for key in path:
+        if not isinstance(value, (Mapping, Sequence)) or not isinstance(key, (str, int)):
+            return None
+        try:
+            value = value[key]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
+from urllib.parse import quote
 
 from engine.resources.base import Resource, Token
 
@@ -143,6 +144,15 @@ class ChildStackResource(Resource):
     def outputs(self) -> dict[str, Any]:
         return dict(self.data.get("outputs") or {})
 
+    def stack_arn(self) -> str | None:
+        """The child's ARN, ``arn:openstack:heat::<tenant>:stacks/<name>/<id>`` (Heat's
+        ``HeatIdentifier.arn``); None before the child exists."""
+        if self.physical_id is None:
+            return None
+        return (f"arn:openstack:heat::{quote(self.runtime.tenant_id, safe='')}:stacks/"
+                f"{quote(self.physical_resource_name(), safe='')}/"
+                f"{quote(self.physical_id, safe='')}")
+
     # --- helpers ------------------------------------------------------------------------
 
     def _child_id(self) -> str:
@@ -188,8 +198,9 @@ class TemplateResource(ChildStackResource):
         return self.outputs()
 
     def get_reference_id(self) -> str | None:
-        # Heat's rule: the template's OS::stack_id output when it has one.
-        return self.outputs().get("OS::stack_id") or self.physical_id
+        # Heat's rule: the template's OS::stack_id output when it has one, else the
+        # child's ARN (template_resource.py get_reference_id).
+        return self.outputs().get("OS::stack_id") or self.stack_arn()
 
 
 def template_resource(template_name: str) -> type[TemplateResource]:

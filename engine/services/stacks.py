@@ -676,7 +676,7 @@ class _PreviewScope:
     def reference_id(self, resource: str) -> Any:
         return resource
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         raise Deferred(resource)
 
     def attributes(self, resource: str) -> Any:

@@ -222,12 +222,12 @@ class _PreviewScope:
             raise Deferred(resource)
         return self._read(resource, instance.get_reference_id)
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         unchanged = self._decisions.get(resource) == "NONE"
         instance = self._instance(resource) if unchanged else None
         if instance is None:
             raise Deferred(resource)
-        return self._read(resource, lambda: instance.get_attribute(attribute))
+        return self._read(resource, lambda: instance.get_attribute_path(attribute, path))
 
     def attributes(self, resource: str) -> Any:
         unchanged = self._decisions.get(resource) == "NONE"

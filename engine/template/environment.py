@@ -64,36 +64,41 @@ class Environment:
         A per-resource entry beats an exact entry, which beats the longest matching glob;
         a mapped name is looked up again (so aliases chain). A chain that comes back to a
         name already on it stops there."""
-        return _resolve(self.resource_registry, type_name, resource_name, ())
+        return _resolve(self.resource_registry, type_name, resource_name)
 
 
-def _resolve(registry: Mapping[str, Any], type_name: str, resource_name: str,
-             seen: tuple[str, ...]) -> str:
-    if type_name in seen:
-        return type_name
-    for candidate in _candidates(registry, type_name, resource_name):
-        if candidate.endswith(TEMPLATE_SUFFIXES):
-            return candidate  # a provider template: a file in the stack's files
-        return _resolve(registry, candidate, resource_name, (*seen, type_name))
+def _resolve(registry: Mapping[str, Any], type_name: str, resource_name: str) -> str:
+    # NOTE: a loop, not recursion, and one pass over the registry: an environment may
+    # chain thousands of aliases.
+    per_resource = (registry.get("resources") or {}).get(resource_name) or {}
+    globs = sorted((k for k, v in registry.items() if k.endswith("*") and isinstance(v, str)),
+                   key=lambda k: (-len(k), k))
+    seen: set[str] = set()
+    while type_name not in seen:
+        mapped = _mapped(registry, per_resource, globs, type_name)
+        if mapped is None:
+            break
+        seen.add(type_name)
+        if mapped.endswith(TEMPLATE_SUFFIXES):
+            return mapped  # a provider template: a file in the stack's files
+        type_name = mapped
     return type_name
 
 
-def _candidates(registry: Mapping[str, Any], type_name: str, resource_name: str) -> list[str]:
-    found: list[str] = []
-    per_resource = (registry.get("resources") or {}).get(resource_name) or {}
-    if isinstance(per_resource.get(type_name), str):
-        found.append(per_resource[type_name])
-    if isinstance(registry.get(type_name), str):
-        found.append(registry[type_name])
-    globs = sorted((k for k, v in registry.items()
-                    if k.endswith("*") and isinstance(v, str)
-                    and type_name.startswith(k[:-1])), key=lambda k: (-len(k), k))
+def _mapped(registry: Mapping[str, Any], per_resource: Mapping[str, Any], globs: list[str],
+            type_name: str) -> str | None:
+    """One step: a per-resource entry, else an exact one, else the longest matching glob
+    (which never maps a type onto itself)."""
+    for entries in (per_resource, registry):
+        if isinstance(entries.get(type_name), str):
+            return str(entries[type_name])
     for key in globs:
-        target = registry[key]
-        mapped = target[:-1] + type_name[len(key) - 1:] if target.endswith("*") else target
-        if mapped != type_name:  # a glob never maps a type onto itself
-            found.append(mapped)
-    return found
+        if type_name.startswith(key[:-1]):
+            target = registry[key]
+            mapped = target[:-1] + type_name[len(key) - 1:] if target.endswith("*") else target
+            if mapped != type_name:
+                return str(mapped)
+    return None
 
 
 # --- reading a request -------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -47,6 +48,8 @@ _CONSTRAINT_TYPES = {
 }
 # Parameter keys and constraints that arrived in later versions: (name, first version).
 _KEY_SINCE = {"tags": "2018-03-02"}
+# oslo's bool_from_string spellings, as Heat's refusal lists them.
+_BOOLEAN_SPELLINGS = "'0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'"
 _CONSTRAINT_SINCE = {"modulo": "2017-02-24"}
 
 
@@ -65,43 +68,83 @@ class ParameterSchema:
     tags: tuple[str, ...] = ()
 
     def convert(self, value: Any) -> Any:
-        """Typed value of ``value``, checked against the constraints."""
-
-        def fail(expected: str) -> StackValidationFailed:
-            shown = MASK if self.hidden else value
-            return self._invalid(f"Value '{shown}' is not {expected}")
-
-        if self.type == "string":
-            if isinstance(value, (Mapping, list)):
-                raise fail("a string")
-            typed: Any = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        elif self.type == "number":
-            typed = to_number(value, on_error=fail)
-        elif self.type == "boolean":
-            typed = to_boolean(value, on_error=fail)
-        elif self.type == "json":
-            typed = value
-            if isinstance(value, str):
-                try:
-                    typed = json.loads(value) if value else {}
-                except ValueError:
-                    raise fail("valid JSON") from None
-            if not isinstance(typed, (Mapping, list)):
-                raise fail("a JSON map or list")
-        else:  # comma_delimited_list
-            if isinstance(value, str):
-                typed = [item.strip() for item in value.split(",")] if value else []
-            elif isinstance(value, list):
-                typed = [str(item) for item in value]
-            else:
-                raise fail("a comma-delimited list")
+        """Typed value of ``value``, checked against the constraints: what ``get_param``
+        gives, as Heat's parameter classes (heat/engine/parameters.py) give it."""
+        typed = self._typed(value)
         for constraint, description in self.constraints:
-            reason = constraint.check(typed)
+            if isinstance(constraint, AllowedValues):
+                reason = self._not_allowed(constraint, value, typed)
+            else:
+                try:
+                    reason = constraint.check(typed)
+                except TypeError:  # a length of a number a json parameter holds
+                    reason = f"Value '{value}' has no length"
             if reason:
                 if self.hidden:
                     reason = "the value does not satisfy its constraints"
                 raise self._invalid(description or reason)
         return typed
+
+    def _typed(self, value: Any) -> Any:
+        def fail(expected: str) -> StackValidationFailed:
+            return self._invalid(f"Value '{self._shown(value)}' is not {expected}")
+
+        if self.type == "string":
+            # Heat's str(): a boolean reads True/False, a number as Python writes it.
+            # A list or map is refused: Heat would give its Python repr.
+            if isinstance(value, (Mapping, list)):
+                raise fail("a string")
+            return str(value)
+        if self.type == "number":
+            number = to_number(value, on_error=fail)
+            if not math.isfinite(number):
+                raise fail("a finite number")
+            return number
+        if self.type == "boolean":
+            def unrecognised(_: str) -> StackValidationFailed:
+                return self._invalid(f"Unrecognized value '{self._shown(value)}', acceptable "
+                                     f"values are: {_BOOLEAN_SPELLINGS}")
+            return to_boolean(value, on_error=unrecognised)
+        if self.type == "json":
+            # Any JSON value, as Heat's JsonParam: text is read as JSON, except empty
+            # text, which Heat gives back as it is.
+            if not isinstance(value, str):
+                return value
+            try:
+                return json.loads(value) if value else value
+            except ValueError as exc:
+                raise self._invalid(f"Value must be valid JSON: {exc}") from None
+        # comma_delimited_list: split on commas, items kept as written (" c" stays).
+        if isinstance(value, str):
+            return value.split(",") if value else []
+        if isinstance(value, list):
+            return [str(item) for item in value]
+        raise fail("a comma-delimited list")
+
+    def _not_allowed(self, constraint: AllowedValues, value: Any, typed: Any
+                     ) -> str | None:
+        """Heat's allowed_values: a list's items compared as they are, a single value
+        with every allowed value read as the parameter's type (``"1"`` allows the
+        number 1); the refusal shows the value as given."""
+        if isinstance(typed, list):
+            allowed: tuple[Any, ...] = constraint.values
+        else:
+            allowed = tuple(self._allowed_as_type(v) for v in constraint.values)
+        if constraint.check(typed, allowed) is None:
+            return None
+        return constraint.refusal(value)
+
+    def _allowed_as_type(self, allowed: Any) -> Any:
+        if self.type == "json":
+            return allowed
+        try:
+            return self._typed(allowed)
+        except StackValidationFailed:
+            raise self._invalid(f'Value "{allowed}" is invalid for data type '
+                                f'"{self.type}".') from None
+
+    def _shown(self, value: Any) -> Any:
+        return MASK if self.hidden else value
 
     def _invalid(self, reason: str) -> StackValidationFailed:
         return StackValidationFailed(

@@ -4,7 +4,7 @@ resources, so properties and outputs evaluate against what really exists."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.db.models import Resource as ResourceRow
@@ -91,9 +91,9 @@ class StoredScope:
         instance = self._instance(resource)
         return instance.get_reference_id() if instance else None
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         instance = self._instance(resource)
-        return instance.get_attribute(attribute) if instance else None
+        return instance.get_attribute_path(attribute, path) if instance else None
 
     def attributes(self, resource: str) -> Any:
         instance = self._instance(resource)

@@ -83,3 +83,8 @@ class CloudFormationStack(ChildStackResource):
         if name.startswith("Outputs."):
             return self.outputs().get(name[len("Outputs."):])
         return None
+
+    def get_reference_id(self) -> str | None:
+        # Heat's AWS::CloudFormation::Stack is referred to by its child's ARN; an
+        # OS::Heat::Stack (and a group) by the child's id.
+        return self.stack_arn()

@@ -15,10 +15,11 @@ batch it reached.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, UPDATE, Token
+from engine.errors import GroupMemberNotFound, InvalidTemplateAttribute
+from engine.resources.base import CREATE, UPDATE, Token, select_attribute
 from engine.resources.nested import ChildStackResource, nested_stacks
 from engine.schema import (
     BOOLEAN,
@@ -57,7 +58,11 @@ def _child_template(members: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 class _Members(ChildStackResource):
-    """The attributes a group and a chain share."""
+    """The attributes a group and a chain share, as Heat 27 reads them: ``resource.<n>``
+    is member ``n``'s reference id, or with an attribute after it (``resource.0.name``
+    or ``[group, resource.0, name, path…]``) that member's attribute; ``refs`` every
+    member's reference id; ``attributes`` with a path every member's attribute by name;
+    any other name every member's attribute of that name, as a list."""
 
     allow_unknown_attributes: ClassVar[bool] = True
 
@@ -65,27 +70,43 @@ class _Members(ChildStackResource):
         raise NotImplementedError
 
     def get_attribute(self, name: str) -> Any:
+        return self.get_attribute_path(name, ())
+
+    def all_attributes(self) -> dict[str, Any]:
+        # ``attributes`` names no value without a path: Heat leaves it out here.
+        return {name: self.get_attribute(name) for name in self.attributes_schema
+                if name not in ("show", "attributes")}
+
+    def get_attribute_path(self, name: str, path: Sequence[Any]) -> Any:
+        if name == "attributes" and not path:
+            raise InvalidTemplateAttribute(resource=self.name, key=name)
         if not self.physical_id:
             return None
         outputs = self.outputs()
         names = self.members()
         refs: Mapping[str, Any] = outputs.get("refs_map") or {}
         attributes: Mapping[str, Mapping[str, Any]] = outputs.get("attributes") or {}
-        if name == "refs":
-            return [refs.get(n) for n in names]
-        if name == "refs_map":
-            return {n: refs.get(n) for n in names}
-        if name == "attributes":
-            # get_attr: [group, attributes, <attr>] -> {member: value}
-            keys = {key for member in attributes.values() for key in (member or {})}
-            return {key: {n: (attributes.get(n) or {}).get(key) for n in names}
-                    for key in keys}
+
+        def member_attribute(member: str, attribute_path: Sequence[Any]) -> Any:
+            value = (attributes.get(member) or {}).get(attribute_path[0])
+            return select_attribute(value, attribute_path[1:])
+
         if name.startswith("resource."):
             _, member, *rest = name.split(".", 2)
-            if not rest:
-                return refs.get(member)
-            return (attributes.get(member) or {}).get(rest[0])
-        return [(attributes.get(n) or {}).get(name) for n in names]
+            if member not in names:
+                raise GroupMemberNotFound(member=member, group=self.name)
+            attribute_path = [*rest, *path]
+            return member_attribute(member, attribute_path) if attribute_path \
+                else refs.get(member)
+        return self._group_attribute(name, path, names, refs, member_attribute)
+
+    def _group_attribute(self, name: str, path: Sequence[Any], names: list[str],
+                         refs: Mapping[str, Any], member_attribute: Any) -> Any:
+        if name == "refs":
+            return select_attribute([refs.get(n) for n in names], path)
+        if name == "attributes":
+            return {n: member_attribute(n, path) for n in names}
+        return [member_attribute(n, [name, *path]) for n in names]
 
 
 class ResourceGroup(_Members):
@@ -276,10 +297,17 @@ class ResourceGroup(_Members):
         definitions = nested_stacks(self).resource_definitions(self.physical_id)
         return {name: body for name, body in definitions.items() if name not in removed}
 
-    def get_attribute(self, name: str) -> Any:
+    # Heat reads no path into removed_rsrc_list or refs_map: it answers the whole value.
+    def get_attribute_path(self, name: str, path: Sequence[Any]) -> Any:
         if name == "removed_rsrc_list":
             return list(self.data.get("removed") or [])
-        return super().get_attribute(name)
+        return super().get_attribute_path(name, path)
+
+    def _group_attribute(self, name: str, path: Sequence[Any], names: list[str],
+                         refs: Mapping[str, Any], member_attribute: Any) -> Any:
+        if name == "refs_map":
+            return {n: refs.get(n) for n in names}
+        return super()._group_attribute(name, path, names, refs, member_attribute)
 
 
 class ResourceChain(_Members):
@@ -299,11 +327,10 @@ class ResourceChain(_Members):
                                              "created in the chain.", default={},
                                         update_allowed=True),
     }
+    # Heat's chain has no refs_map (nor removed_rsrc_list): such a name is the members'.
     attributes_schema: ClassVar[Mapping[str, Attribute]] = {
         "refs": Attribute("A list of resource IDs for the resources in the chain.",
                           type=LIST),
-        "refs_map": Attribute("A map of resource names to IDs for the resources in the "
-                              "chain.", type=MAP),
         "attributes": Attribute("A map of resource names to the specified attribute of "
                                 "each individual resource.", type=MAP),
     }

@@ -2,31 +2,66 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from engine.errors import StackValidationFailed
 from engine.resources.base import Resource, Token
-from engine.schema import (
-    ANY,
-    BOOLEAN,
-    LIST,
-    NUMBER,
-    STRING,
-    AllowedValues,
-    Attribute,
-    Property,
-)
+from engine.schema import ANY, STRING, AllowedValues, Attribute, Property
 
-# The template parameter type named by ``type``, mapped onto the property type that
-# converts to it. ``json`` is handled apart: Heat's parameter accepts a list as well as a
-# map, which a MAP property would reject.
-_PROPERTY_TYPES: Mapping[str, str] = {
-    "string": STRING,
-    "number": NUMBER,
-    "comma_delimited_list": LIST,
-    "boolean": BOOLEAN,
+
+# Heat (value.py ``reparse``) checks ``value`` as a property of the parameter type's
+# property type, but its ``value`` attribute reads the property through the class's own
+# schema, where ``value`` is ANY: the attribute is the value as the template gave it,
+# never converted ("12.5" for a number stays a string). Each check is Heat's property
+# rule for that type (properties.py ``Property._get_*``), with Heat's reason.
+def _string(value: Any) -> str | None:
+    if isinstance(value, (str, bool, int)):
+        return None
+    return f"Value must be a string; got {value!r}"
+
+
+def _number(value: Any) -> str | None:
+    # Heat's reason here is Python's own (``could not convert string to float``);
+    # Kiln says it as its number properties do.
+    if isinstance(value, (int, float)):
+        return None
+    if isinstance(value, str):
+        for number in (int, float):
+            try:
+                number(value)
+                return None
+            except ValueError:
+                continue
+    return f"Value '{value}' is not a number"
+
+
+def _boolean(value: Any) -> str | None:
+    if isinstance(value, bool) or (isinstance(value, str)
+                                   and value.lower() in ("true", "false")):
+        return None
+    shown = value.lower() if isinstance(value, str) else value
+    return f'"{shown}" is not a valid boolean'
+
+
+def _list(value: Any) -> str | None:
+    if isinstance(value, list):
+        return None
+    return f'"{value!r}" is not a list'
+
+
+def _map(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        return None
+    return f'"{value}" is not a map'
+
+
+_CHECKS: Mapping[str, Callable[[Any], str | None]] = {
+    "string": _string,
+    "number": _number,
+    "boolean": _boolean,
+    "comma_delimited_list": _list,
+    "json": _map,
 }
 
 
@@ -34,8 +69,8 @@ class Value(Resource):
     """A resource which exposes its value property as an attribute.
 
     This is useful for exposing a value that is a simple manipulation of other template
-    parameters and/or other resources. When ``type`` is given, the ``value`` attribute is
-    converted to that parameter type, and a value that cannot be fails validation.
+    parameters and/or other resources. When ``type`` is given, the value must be of
+    that parameter type, as Heat checks it; the attribute is the value as given.
     """
 
     support_version: ClassVar[str] = "7.0.0"
@@ -63,7 +98,12 @@ class Value(Resource):
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> None:
-        cls._typed(properties)
+        kind = properties["type"]
+        if kind is None:
+            return
+        reason = _CHECKS[kind](properties["value"])
+        if reason:
+            raise StackValidationFailed(reason=f"Property error: value: {reason}")
 
     def handle_create(self) -> Token:
         if self.physical_id is None:
@@ -72,22 +112,5 @@ class Value(Resource):
 
     def get_attribute(self, name: str) -> Any:
         if name == "value":
-            return self._typed(self.properties)
+            return self.properties["value"]
         return None
-
-    @staticmethod
-    def _typed(properties: Mapping[str, Any]) -> Any:
-        value = properties["value"]
-        kind = properties["type"]
-        if kind is None:
-            return value
-        if kind == "json":
-            if not isinstance(value, str):
-                return value
-            try:
-                return json.loads(value)
-            except ValueError as exc:
-                raise StackValidationFailed(
-                    reason=f"Property error: value: Value '{value}' is not valid JSON: {exc}"
-                ) from None
-        return Property(_PROPERTY_TYPES[kind]).coerce(value, "value")

@@ -16,7 +16,7 @@ from engine.template.functions.core import (
     resolve,
     resource_dependencies,
 )
-from engine.template.functions.logic import ELIDED, If, select_branches
+from engine.template.functions.logic import ELIDED, If, or_null, select_branches
 from engine.template.functions.parser import (
     IMPLEMENTED,
     ParseContext,
@@ -34,6 +34,6 @@ from engine.template.functions.references import (
 __all__ = [
     "ELIDED", "IMPLEMENTED", "Deferred", "Function", "GetAttr", "GetParam", "GetResource",
     "If", "ParseContext", "Reference", "Scope", "invalid_reference", "iter_functions",
-    "iter_references", "parse_condition", "parse_update_policy", "parse_value", "resolve",
-    "resource_dependencies", "select_branches", "substitute_facade",
+    "iter_references", "or_null", "parse_condition", "parse_update_policy", "parse_value",
+    "resolve", "resource_dependencies", "select_branches", "substitute_facade",
 ]

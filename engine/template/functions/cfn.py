@@ -124,7 +124,9 @@ class FindInMap(Function):
         value: Any = self.mappings
         where = "Mappings"
         for key in (resolve(p, scope) for p in self.path):
-            if not isinstance(value, Mapping) or key not in value:
+            # A map or list key is in no map (Heat fails with Python's unhashable type).
+            if (not isinstance(value, Mapping) or isinstance(key, (Mapping, list))
+                    or key not in value):
                 raise self.fail(f'"{key}" is not in {where}')
             value, where = value[key], f"{where}.{key}"
         return value

@@ -89,6 +89,9 @@ class Repeat(Function):
                                 f"must be {kinds}")
             loops[str(key)] = list(values)
         keys = list(loops)
+        if not keys:
+            # Heat fails here with Python's unpacking error.
+            raise self.fail(f'The "for_each" argument to "{self.fn_name}" must not be empty')
         if permutations:
             combos = list(itertools.product(*(loops[k] for k in keys)))
         else:
@@ -106,9 +109,11 @@ class Repeat(Function):
         in Heat)."""
         if isinstance(value, str):
             for key, item in replacements:
-                if key in value and not isinstance(item, str):
+                # Heat replaces every placeholder in every string, found or not, so a
+                # non-string item fails wherever the template has a string.
+                if not isinstance(item, str):
                     raise self.fail(f'"{self.fn_name}" can only put strings into a string: '
-                                    f'"{key}" is {item!r}')
+                                    f'"{key}" is {item!r:.200}')
                 value = value.replace(key, item)
             return value
         if isinstance(value, Mapping):
@@ -175,6 +180,10 @@ class MapReplace(Function):
             new_key = keys.get(key)
             if new_key is None:
                 new_key = key
+            elif isinstance(new_key, (Mapping, list)):
+                # Heat fails here with Python's "unhashable type".
+                raise self.fail(f"key replacement {json.dumps(new_key, default=str):.200} for "
+                                f"{key} is not a valid map key")
             elif new_key != key and new_key in mapping:
                 raise self.fail(f"key replacement {new_key} collides with a key in the "
                                 "input map")

@@ -26,7 +26,11 @@ class Scope(Protocol):
 
     def reference_id(self, resource: str) -> Any: ...
 
-    def attribute(self, resource: str, attribute: str) -> Any: ...
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
+        """Attribute ``attribute`` of ``resource``, then ``path`` into it, None where
+        that leads nowhere. The resource reads the path (Heat's ``FnGetAtt(key,
+        *path)``), so a group can answer ``resource.0`` then the member's attribute."""
+        ...
 
     def attributes(self, resource: str) -> Any:
         """Every attribute of ``resource`` as a map (``get_attr: [name]``)."""

@@ -121,7 +121,13 @@ Decide = Callable[[Any], bool | None]
 
 def select_branches(value: Any, decide: Decide) -> Any:
     """``value`` with every decidable ``if`` replaced by its chosen branch, and ELIDED
-    items dropped from their map or list. ``decide`` gives None when it cannot tell."""
+    items dropped from their map or list. ``decide`` gives None when it cannot tell.
+
+    ``value`` itself may come back ELIDED: the caller decides what a value left out
+    means where it stands (a property not given, an output null: :func:`or_null`). A
+    function's argument that is left out is null, as Heat resolves an argument it reads
+    on its own (``list_join``'s delimiter, ``str_replace``'s template); one inside a
+    list or map argument is dropped like any other item."""
     if isinstance(value, If):
         chosen = decide(value.condition)
         if chosen is None:
@@ -130,7 +136,7 @@ def select_branches(value: Any, decide: Decide) -> Any:
                       select_branches(value.when_false, decide))
         return select_branches(value.when_true if chosen else value.when_false, decide)
     if isinstance(value, Function):
-        fields = {f.name: select_branches(getattr(value, f.name), decide)
+        fields = {f.name: or_null(select_branches(getattr(value, f.name), decide))
                   for f in dataclasses.fields(value)[1:]}
         return dataclasses.replace(value, **fields)
     if isinstance(value, Mapping):
@@ -141,3 +147,9 @@ def select_branches(value: Any, decide: Decide) -> Any:
         kept = [v for v in selected if v is not ELIDED]
         return tuple(kept) if isinstance(value, tuple) else kept
     return value
+
+
+def or_null(value: Any) -> Any:
+    """``value``, or None where an ``if`` left it out: what Heat gives for a value that
+    stands alone (an output, a function's argument, an ``external_id``)."""
+    return None if value is ELIDED else value

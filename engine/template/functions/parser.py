@@ -221,7 +221,8 @@ def _get_attr(call: Call, args: Any) -> Function:
                        "[resource_name, attribute, (path), ...]")
     if not isinstance(args[0], str) or (len(args) > 1 and not isinstance(args[1], str)):
         raise call.bad(f'The resource name and attribute in "{call.name}" must be strings')
-    return GetAttr(call.loc, args[0], args[1] if len(args) > 1 else None, tuple(args[2:]))
+    return GetAttr(call.loc, args[0], args[1] if len(args) > 1 else None, tuple(args[2:]),
+                   path_to_resource=call.version.since("2014-10-16"))
 
 
 def _get_file(call: Call, args: Any) -> Any:

@@ -50,18 +50,25 @@ class GetResource(Function):
 @dataclasses.dataclass(frozen=True)
 class GetAttr(Function):
     """``get_attr: [resource, attribute, path…]``; with ``attribute`` None (the
-    one-argument form of 2015-10-15 on) every attribute of the resource as a map."""
+    one-argument form of 2015-10-15 on) every attribute of the resource as a map.
+
+    From 2014-10-16 the resource reads the path itself (``path_to_resource``), as in
+    Heat; HOT 2013-05-23 reads the attribute, then indexes into it."""
 
     fn_name = "get_attr"
     resource: str
     attribute: str | None
     path: tuple[Any, ...]
+    path_to_resource: bool = True
 
     def resolve(self, scope: Scope) -> Any:
         if self.attribute is None:
             return scope.attributes(self.resource)
-        value = scope.attribute(self.resource, self.attribute)
-        found = index_into(value, [resolve(p, scope) for p in self.path], int_keys=False)
+        path = tuple(resolve(p, scope) for p in self.path)
+        if self.path_to_resource:
+            return scope.attribute(self.resource, self.attribute, path)
+        found = index_into(scope.attribute(self.resource, self.attribute), path,
+                           int_keys=False)
         return None if found is MISSING else found
 
     def references(self) -> Iterator[Reference]:

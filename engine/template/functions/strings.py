@@ -59,7 +59,11 @@ class StrReplace(Function):
         if isinstance(value, (Mapping, list)) and not self.json_values:
             raise self.fail(f'"{self.fn_name}" params must be strings or numbers, param '
                             f"{key} is not valid")
-        return as_text(value)
+        try:
+            return as_text(value)
+        except TypeError:  # a map whose keys do not sort (numbers and strings)
+            raise self.fail(f'"{self.fn_name}" params must be strings, numbers, list or map. '
+                            f"Failed to json serialize {value}") from None
 
     def _check(self, keys: list[str], found: set[str]) -> None:
         """Nothing to check in the lenient form; the strict forms override this."""
@@ -152,7 +156,11 @@ class ListJoin(Function):
         if item is None or isinstance(item, str):
             return item or ""
         if self.several and isinstance(item, (Mapping, list, tuple)):
-            return as_text(item)
+            try:
+                return as_text(item)
+            except TypeError:  # a map whose keys do not sort (numbers and strings)
+                raise self.fail(f"Items to join must be string, map or list. {item!r:.200} "
+                                "failed json serialization") from None
         kinds = "string, map or list" if self.several else "strings"
         raise self.fail(f"Items to join must be {kinds} not {item!r:.200}")
 
@@ -177,7 +185,11 @@ class Digest(Function):
             data = value.encode("latin-1")
         except UnicodeEncodeError:
             raise self.fail(f'"{self.fn_name}" can only digest Latin-1 text') from None
-        return hashlib.new(algorithm.lower(), data).hexdigest()
+        try:
+            return hashlib.new(algorithm.lower(), data).hexdigest()
+        except ValueError:  # listed by hashlib, refused by this OpenSSL (FIPS, legacy)
+            raise self.fail(f'"{self.fn_name}": algorithm {algorithm} is not usable '
+                            "here") from None
 
 
 MAKE_URL_KEYS = ("scheme", "username", "password", "host", "port", "path", "query",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -381,7 +382,7 @@ class RuntimeScope:
     def reference_id(self, resource: str) -> Any:
         return f"{resource}-id"
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         raise Deferred(resource)
 
 

@@ -3,11 +3,18 @@ and the errors Heat gives for conditions that are wrong."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from engine.errors import InvalidTemplateReference, StackValidationFailed
-from engine.template.functions import GetResource, If
-from tests.unit.ir.conftest import Make
+from engine.template.functions import GetResource, If, resolve
+from engine.ir.build import build
+from engine.template.loader import load
+from engine.template.parse import parse_text
+from tests.unit.ir.conftest import PSEUDO, Make, lookup
 
 HEAD = """\
 heat_template_version: %(version)s
@@ -177,3 +184,119 @@ def test_a_condition_without_its_parameter_value_is_left_undecided(make: Make) -
     stack = build(load(parse_text(text)), {}, PSEUDO, lookup, require_all=False)
 
     assert isinstance(stack.resources["a"].properties["x"], If)
+
+
+# --- a one-branch if (wallaby) that leaves its value out: Heat's function.resolve -----
+
+
+class Scope:
+    """Parameters known; resources answer their name as id and ``<name>.<attr>``."""
+
+    def __init__(self, parameters: dict[str, Any]) -> None:
+        self.parameters = parameters
+
+    def param(self, name: str) -> Any:
+        return self.parameters[name]
+
+    def reference_id(self, resource: str) -> Any:
+        return resource
+
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
+        return f"{resource}.{attribute}"
+
+    def attributes(self, resource: str) -> Any:
+        return {}
+
+
+def wallaby(body: str) -> str:
+    return template(body, version="wallaby")
+
+
+def test_an_output_a_false_if_leaves_out_is_null_not_a_marker(make: Make) -> None:
+    stack = make(wallaby("outputs:\n"
+                         "  gone: {value: {if: [dev, x]}}\n"
+                         "  kept: {value: {if: [prod, x]}}\n"
+                         "  items: {value: [1, {if: [dev, x]}, {c: {if: [dev, y]}}]}\n"))
+
+    values = {name: resolve(o.value, Scope({})) for name, o in stack.outputs.items()}
+    assert values == {"gone": None, "kept": "x", "items": [1, {}]}
+    assert json.dumps(values)  # what the finish phase stores
+
+
+def test_a_function_argument_left_out_is_null_and_a_list_item_dropped(make: Make) -> None:
+    stack = make(
+        "heat_template_version: wallaby\n"
+        "parameters:\n  p: {type: json, default: {a: {b: 1}}}\n"
+        "conditions:\n  dev: false\n"
+        "outputs:\n"
+        "  join: {value: {list_join: [',', [a, {if: [dev, b]}, c], {if: [dev, [d]]}]}}\n"
+        "  replace: {value: {str_replace: {template: $x-$y, params: {$x: X, "
+        "$y: {if: [dev, Y]}}}}}\n"
+        "  path: {value: {get_param: [p, a, {if: [dev, b]}]}}\n"
+        "  url: {value: {make_url: {scheme: http, host: h, port: {if: [dev, 80]}}}}\n"
+        "  concat: {value: {list_concat: [[a], {if: [dev, [b]]}]}}\n"
+        "  delimiter: {value: {list_join: [{if: [dev, ',']}, [a]]}}\n")
+
+    def value(name: str) -> Any:
+        return resolve(stack.outputs[name].value, Scope(dict(stack.parameters)))
+
+    assert value("join") == "a,c"
+    assert value("replace") == "X-$y"  # the param is not given, so $y stays
+    assert value("path") == {"b": 1}  # the path item is dropped, as Heat's list resolve
+    assert value("url") == "http://h"
+    assert value("concat") == ["a"]
+    # A lone argument left out is null: Heat's list_join then refuses its delimiter.
+    with pytest.raises(StackValidationFailed, match='"list_join" delimiter must be a string'):
+        value("delimiter")
+
+
+def test_resource_keys_an_if_decides(make: Make) -> None:
+    stack = make(wallaby("resources:\n"
+                         "  kept: {type: Test::Plain, external_id: {if: [prod, abc]}}\n"
+                         "  gone: {type: Test::Plain, external_id: {if: [dev, abc]}}\n"
+                         "  policy: {type: Test::Plain, update_policy: {if: [dev, {x: 1}]}}\n"))
+
+    assert stack.resources["kept"].external_id == "abc"
+    assert stack.resources["gone"].external_id is None
+    assert stack.resources["policy"].update_policy == {}
+
+
+def test_an_update_policy_from_a_function_is_read_from_parameters(make: Make) -> None:
+    text = wallaby("resources:\n"
+                   "  r: {type: Test::Plain, update_policy: {get_param: env}}\n")
+
+    with pytest.raises(StackValidationFailed) as caught:
+        make(text)
+
+    assert caught.value.message == "Resource r update_policy type must be object"
+
+
+def chained_conditions(length: int, last: str) -> str:
+    """``c0: {not: c1}`` ... : each condition names the next, ``length`` deep."""
+    lines = ["heat_template_version: rocky", "parameters:", "  zone: {type: string}",
+             "conditions:"]
+    lines += [f"  c{i}: {{not: c{i + 1}}}" for i in range(length)]
+    lines += [f"  c{length}: {last}", "resources:",
+              "  a: {type: Test::Plain, condition: c0}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_chain_of_conditions_deeper_than_the_call_stack_is_decided(make: Make) -> None:
+    """Decided in dependency order (issue 17: deciding on demand recursed once per link,
+    a RecursionError and a 500 for a long chain)."""
+    zone = {"zone": "z"}
+    assert set(make(chained_conditions(3000, "true"), zone).resources) == {"a"}
+    assert set(make(chained_conditions(3001, "true"), zone).resources) == set()
+    undecided = chained_conditions(3001, "{equals: [{get_param: zone}, z]}")
+    assert set(make(undecided, zone).resources) == set()
+    validated = build(load(parse_text(undecided)), {}, PSEUDO, lookup, require_all=False)
+    assert set(validated.resources) == {"a"}  # kept while zone has no value
+
+
+def test_a_cycle_at_the_end_of_a_long_chain_of_conditions(make: Make) -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        make(chained_conditions(3000, "{not: c2999}"), {"zone": "z"})
+
+    assert caught.value.message == ('Circular definition for condition "c2999": '
+                                    "c2999 -> c3000 -> c2999")
+    assert caught.value.location is not None and caught.value.location.line == 3004

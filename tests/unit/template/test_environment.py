@@ -127,3 +127,11 @@ def test_resource_registry(type_name: str, resource: str, implementation: str) -
 
 def test_a_type_mapped_to_a_template_resolves_to_the_file() -> None:
     assert REGISTRY.resolve_type("My::Provider", "p") == "provider.yaml"
+
+
+def test_a_chain_of_aliases_deeper_than_the_call_stack_resolves() -> None:
+    registry = {f"My::T{i}": f"My::T{i + 1}" for i in range(5000)}
+
+    assert Environment(resource_registry=registry).resolve_type("My::T0", "r") == "My::T5000"
+    registry["My::T5000"] = "My::T4000"
+    assert Environment(resource_registry=registry).resolve_type("My::T0", "r") == "My::T4000"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import yaml
 
 from engine.errors import StackValidationFailed
+from engine.resources.base import select_attribute
 from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parse import from_data
 from engine.template.versions import CFN_VERSIONS, HotVersion, find_hot_version
@@ -34,8 +36,8 @@ class CorpusScope:
             raise Deferred(resource)
         return self._ids[resource]
 
-    def attribute(self, resource: str, attribute: str) -> Any:
-        return self._attrs[resource][attribute]
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
+        return select_attribute(self._attrs[resource][attribute], path)
 
     def attributes(self, resource: str) -> Any:
         return self._attrs[resource]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from engine.errors import InvalidTemplateReference
+from engine.errors import InvalidTemplateReference, StackValidationFailed
+from engine.resources.base import select_attribute
 from engine.template.functions import (
     Deferred,
     GetAttr,
@@ -20,7 +24,7 @@ from engine.template.functions import (
     resource_dependencies,
 )
 from engine.template.functions.strings import ListJoin, StrReplace
-from engine.template.parse import parse_text
+from engine.template.parse import from_data, parse_text
 from engine.template.versions import find_hot_version
 
 
@@ -44,10 +48,10 @@ class FakeScope:
             raise Deferred(resource)
         return self.ids[resource]
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
         if resource in self.pending:
             raise Deferred(resource)
-        return self.attrs[(resource, attribute)]
+        return select_attribute(self.attrs[(resource, attribute)], path)
 
     def attributes(self, resource: str) -> Any:
         raise Deferred(resource)
@@ -198,3 +202,52 @@ def test_nodes_are_frozen_values() -> None:
 
     assert isinstance(first, ListJoin)
     assert first == second
+
+
+# --- odd values at run time ----------------------------------------------------------------
+
+# Values a parameter or an attribute may carry into a function at run time: every JSON
+# kind, empty ones, a map whose keys do not sort together, a huge integer.
+ODD = [None, True, 0, 1.5, 2**70, "", "a,b", "%x%", "sha256", [], [1, "a"], [[1]],
+       [{"a": 1}], {}, {"a": [1]}, {1: 2, "a": 1}]
+
+# Each function with two of its arguments taken from ODD.
+CALLS = {
+    "str_replace": lambda a, b: {"template": a, "params": b},
+    "str_replace_vstrict": lambda a, b: {"template": "%x%", "params": {"%x%": a, "b": b}},
+    "str_split": lambda a, b: [a, b, 0],
+    "list_join": lambda a, b: [a, b, [a, b]],
+    "list_concat_unique": lambda a, b: [a, b],
+    "repeat": lambda a, b: {"for_each": {"%x%": a, "%y%": b}, "template": {"k": "%x%"}},
+    "digest": lambda a, b: [a, b],
+    "map_merge": lambda a, b: [a, b],
+    "map_replace": lambda a, b: [{"a": 1, "b": [1]}, {"keys": a, "values": b}],
+    "make_url": lambda a, b: {"host": a, "port": b, "query": a},
+    "filter": lambda a, b: [a, b],
+    "contains": lambda a, b: [a, b],
+    "yaql": lambda a, b: {"expression": "$.data.a + $.data.b", "data": {"a": a, "b": b}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_odd_values_at_run_time_are_the_functions_own_refusal(name: str) -> None:
+    """Whatever a parameter or attribute brings, a function answers or refuses with a
+    StackValidationFailed at its location (a 400 at create, a failed resource or an
+    output error at run time), never a bare Python error."""
+    version = find_hot_version("wallaby")
+    assert version is not None
+    for a, b in itertools.product(ODD, ODD):
+        try:
+            value = parse_value(ParseContext(from_data({"value": None}), version),
+                                {name: CALLS[name](a, b)}, ("value",))
+            json.dumps(resolve(value, FakeScope()))
+        except StackValidationFailed as exc:
+            assert exc.location is not None and exc.location.path.startswith("value"), exc
+
+
+def test_a_digest_algorithm_hashlib_does_not_know_is_refused() -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        evaluate("value: {digest: [crc32, abc]}\n", FakeScope())
+
+    assert caught.value.message.startswith("Algorithm must be one of ")
+    assert str(caught.value.location) == "template:1 value.digest"

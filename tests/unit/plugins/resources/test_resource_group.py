@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from engine.errors import GroupMemberNotFound, InvalidTemplateAttribute
 from plugins.resources.resource_group import ResourceChain, ResourceGroup
 from tests.unit.plugins.resources.conftest import Build
 
@@ -40,18 +43,102 @@ def test_removal_policies_skip_names_for_good(build: Build) -> None:
     assert list(child(later)["resources"]) == ["0", "2", "3"]  # append mode keeps "1" out
 
 
+CHILD_OUTPUTS = {"outputs": {
+    "refs_map": {"1": "id-1", "0": "id-0"},
+    "attributes": {"0": {"value": {"name": "a", "ports": [1, 2]}},
+                   "1": {"value": {"name": "b", "ports": [3]}}}}}
+
+
+def settled(build: Build, kind: type[Any], properties: dict[str, Any]) -> Any:
+    return build(kind, properties, physical_id="child", data=CHILD_OUTPUTS)
+
+
 def test_attributes_come_from_the_child_outputs(build: Build) -> None:
-    data = {"outputs": {"refs_map": {"1": "id-1", "0": "id-0"},
-                        "attributes": {"0": {"value": "a"}, "1": {"value": "b"}}}}
-    res = build(ResourceGroup, {"count": 2, "resource_def": DEF}, physical_id="child",
-                data=data)
+    res = settled(build, ResourceGroup, {"count": 2, "resource_def": DEF})
 
     assert res.get_attribute("refs") == ["id-0", "id-1"]
     assert res.get_attribute("refs_map") == {"0": "id-0", "1": "id-1"}
-    assert res.get_attribute("value") == ["a", "b"]
+    assert res.get_attribute("value") == [{"name": "a", "ports": [1, 2]},
+                                          {"name": "b", "ports": [3]}]
     assert res.get_attribute("resource.1") == "id-1"
-    assert res.get_attribute("resource.1.value") == "b"
-    assert res.get_attribute("attributes") == {"value": {"0": "a", "1": "b"}}
+    assert res.get_attribute("resource.1.value") == {"name": "b", "ports": [3]}
+    assert res.all_attributes() == {"refs": ["id-0", "id-1"],
+                                    "refs_map": {"0": "id-0", "1": "id-1"},
+                                    "removed_rsrc_list": []}
+
+
+@pytest.mark.parametrize(("name", "path", "expected"), [
+    # get_attr: [group, resource.1, value] and deeper: the member's attribute, as Heat.
+    ("resource.1", ("value",), {"name": "b", "ports": [3]}),
+    ("resource.0", ("value", "name"), "a"),
+    ("resource.0", ("value", "ports", 1), 2),
+    ("resource.0.value", ("ports", 0), 1),
+    ("resource.0", ("value", "missing"), None),
+    ("resource.0", ("other",), None),
+    # every member's attribute, with the path read in each member
+    ("value", ("name",), ["a", "b"]),
+    ("value", ("ports", 0), [1, 3]),
+    # attributes: the members' attribute by member name
+    ("attributes", ("value",), {"0": {"name": "a", "ports": [1, 2]},
+                                "1": {"name": "b", "ports": [3]}}),
+    ("attributes", ("value", "name"), {"0": "a", "1": "b"}),
+    # refs takes a path into its list; refs_map and removed_rsrc_list ignore it (Heat)
+    ("refs", (1,), "id-1"),
+    ("refs", (5,), None),
+    ("refs_map", ("0",), {"0": "id-0", "1": "id-1"}),
+    ("removed_rsrc_list", (0,), []),
+])
+def test_group_attributes_with_a_path_read_as_heat_reads_them(
+        build: Build, name: str, path: tuple[Any, ...], expected: Any) -> None:
+    res = settled(build, ResourceGroup, {"count": 2, "resource_def": DEF})
+
+    assert res.get_attribute_path(name, path) == expected
+
+
+@pytest.mark.parametrize("kind", [ResourceGroup, ResourceChain])
+def test_a_member_beyond_the_group_is_an_error_not_null(build: Build,
+                                                         kind: type[Any]) -> None:
+    props = ({"count": 2, "resource_def": DEF} if kind is ResourceGroup
+             else {"resources": ["OS::Heat::Value"] * 2})
+    res = settled(build, kind, props)
+
+    for name, path in (("resource.2", ("value",)), ("resource.2", ()),
+                       ("resource.7.value", ())):
+        with pytest.raises(GroupMemberNotFound) as caught:
+            res.get_attribute_path(name, path)
+        assert caught.value.message == f"Member '{name.split('.')[1]}' not found in group " \
+                                       "resource 'res'."
+
+
+@pytest.mark.parametrize("kind", [ResourceGroup, ResourceChain])
+def test_attributes_without_a_path_is_heats_invalid_attribute(build: Build,
+                                                               kind: type[Any]) -> None:
+    props = ({"count": 2, "resource_def": DEF} if kind is ResourceGroup
+             else {"resources": ["OS::Heat::Value"] * 2})
+    res = settled(build, kind, props)
+
+    with pytest.raises(InvalidTemplateAttribute) as caught:
+        res.get_attribute("attributes")
+
+    assert caught.value.message == "The Referenced Attribute (res attributes) is incorrect."
+
+
+def test_a_group_not_created_yet_has_no_member_attributes(build: Build) -> None:
+    res = build(ResourceGroup, {"count": 2, "resource_def": DEF})
+
+    assert res.get_attribute_path("resource.5", ("value",)) is None
+    assert res.get_attribute("refs") is None
+
+
+def test_a_chain_has_refs_and_attributes_but_no_refs_map_of_its_own(build: Build) -> None:
+    res = settled(build, ResourceChain, {"resources": ["OS::Heat::Value"] * 2})
+
+    assert set(ResourceChain.attributes_schema) == {"refs", "attributes"}
+    assert res.get_attribute("refs") == ["id-0", "id-1"]
+    assert res.get_attribute_path("resource.1", ("value", "name")) == "b"
+    assert res.get_attribute_path("attributes", ("value", "name")) == {"0": "a", "1": "b"}
+    # Heat's chain reads any other name from its members: they have no refs_map.
+    assert res.get_attribute("refs_map") == [None, None]
 
 
 def test_a_chain_depends_each_on_the_one_before(build: Build) -> None:
