@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-import re
 import threading
 from typing import Any, ClassVar
 
@@ -17,7 +16,7 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import leases
 from engine.db.models import Operation, Step
 from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED
+from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED, STEP_RUNNING
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
@@ -407,19 +406,22 @@ def test_at_most_one_suspect_step_is_claimed_at_a_time(
     driver.advance(operation.id)  # plans four ready steps
     with db.transaction() as session:
         for step in session.scalars(select(Step).where(Step.stack_id == stack_id)):
-            # r1 and r3 were claimed before and their holders died before saving.
-            step.failures = 1 if step.resource_name in ("r1", "r3") else 0
+            if step.resource_name in ("r1", "r3"):
+                # Claimed before, and their holder died before saving anything.
+                step.state, step.failures = STEP_RUNNING, 1
+                step.lease_expires_at = clock() - datetime.timedelta(seconds=1)
     with db.transaction() as session:
         claimed = {step.resource_name: step.failures for step in leases.claim_steps(
             session, "w", clock(), 30, 10)}
     assert claimed == {"r0": 1, "r1": 2, "r2": 1}
 
 
-def test_the_reason_names_what_to_grep_for() -> None:
+def test_the_rule_doubles_its_wait_and_names_what_to_grep_for() -> None:
     rule = PoisonRule(attempts=1)
+    assert (rule.spent(1), rule.spent(2)) == (False, True)
+    assert [rule.backoff(n).total_seconds() for n in (0, 1, 2, 3, 30)] == [
+        0.5, 0.5, 1.0, 2.0, 60.0]
     assert rule.internal_error("operation x", "") == (
         "Kiln failed unexpectedly (an internal error, 1 try); the operator can find "
         "operation x in the engine log")
-    assert re.search(r"\(request req-1\)", rule.internal_error("step 3", "req-1"))
-    assert [rule.backoff(n).total_seconds() for n in (0, 1, 2, 3, 30)] == [
-        0.5, 0.5, 1.0, 2.0, 60.0]
+    assert "find step 3 (request req-1) in" in rule.internal_error("step 3", "req-1")
