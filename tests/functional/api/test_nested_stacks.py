@@ -284,3 +284,118 @@ def test_events_of_nested_stacks_with_nested_depth(heat: Any) -> None:
     first = heat.events.list(stack_id, nested_depth=2, sort_dir="asc", limit=3)
     rest = heat.events.list(stack_id, nested_depth=2, sort_dir="asc", marker=first[-1].id)
     assert [e.id for e in first + rest] == [e.id for e in two]
+
+
+# --- Heat parity (issue 17): group members by index, and references ----------------------
+
+def tenant_of(heat: Any) -> str:
+    return str(heat.http_client.endpoint).rstrip("/").rsplit("/", 1)[-1]
+
+
+MEMBER = """\
+heat_template_version: rocky
+parameters:
+  index: {type: string}
+resources:
+  inner: {type: OS::Heat::None}
+outputs:
+  value: {value: {name: {list_join: ["-", [m, {get_param: index}]]}, ports: [1, 2]}}
+"""
+
+MEMBERS = """\
+heat_template_version: rocky
+resources:
+  values:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def:
+        type: OS::Heat::Value
+        properties: {value: {name: "v-%index%", ports: [1, 2]}}
+  providers:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def:
+        type: My::Member
+        properties: {index: "%index%"}
+outputs:
+  second: {value: {get_attr: [values, resource.1, value]}}
+  name: {value: {get_attr: [values, resource.0, value, name]}}
+  port: {value: {get_attr: [values, resource.0, value, ports, 1]}}
+  dotted: {value: {get_attr: [values, resource.1.value, name]}}
+  names: {value: {get_attr: [values, value, name]}}
+  by_member: {value: {get_attr: [values, attributes, value, name]}}
+  provider: {value: {get_attr: [providers, resource.1, value, name]}}
+  provider_ref: {value: {get_attr: [providers, resource.1]}}
+  beyond: {value: {get_attr: [values, resource.2, value]}}
+"""
+
+
+def test_group_members_by_index_with_a_path(heat: Any) -> None:
+    stack_id = heat.stacks.create(
+        stack_name=unique("members"), template=MEMBERS, files={"member.yaml": MEMBER},
+        environment={"resource_registry": {"My::Member": "member.yaml"}})["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    shown = {o["output_key"]: o for o in stack.outputs}
+    values = {key: o["output_value"] for key, o in shown.items()}
+    assert values["second"] == {"name": "v-1", "ports": [1, 2]}
+    assert (values["name"], values["port"], values["dotted"]) == ("v-0", 2, "v-1")
+    assert values["names"] == ["v-0", "v-1"]
+    assert values["by_member"] == {"0": "v-0", "1": "v-1"}
+    assert values["provider"] == "m-1"
+    # A member that is a template resource is referred to by its child's ARN, as in Heat.
+    providers_child = heat.resources.get(stack_id, "providers").physical_resource_id
+    member_child = heat.stacks.get(heat.resources.get(providers_child, "1")
+                                   .physical_resource_id)
+    assert values["provider_ref"] == (f"arn:openstack:heat::{tenant_of(heat)}:stacks/"
+                                      f"{member_child.stack_name}/{member_child.id}")
+    # Beyond the group's size: Heat's output error, not null.
+    assert shown["beyond"]["output_value"] is None
+    assert shown["beyond"]["output_error"] == (
+        "Member '2' not found in group resource 'values'.")
+
+
+REFERENCES = """\
+heat_template_version: rocky
+resources:
+  provider: {type: child.yaml}
+  mapped: {type: My::Child}
+  stack:
+    type: OS::Heat::Stack
+    properties: {template: {get_file: child.yaml}}
+  cfn:
+    type: AWS::CloudFormation::Stack
+    properties: {TemplateURL: child.yaml}
+  group:
+    type: OS::Heat::ResourceGroup
+    properties: {count: 1, resource_def: {type: OS::Heat::None}}
+outputs:
+  provider: {value: {get_resource: provider}}
+  mapped: {value: {get_resource: mapped}}
+  stack: {value: {get_resource: stack}}
+  cfn: {value: {get_resource: cfn}}
+  group: {value: {get_resource: group}}
+"""
+
+
+def test_how_each_kind_of_nested_stack_is_referred_to(heat: Any) -> None:
+    # Heat 27: a template resource and an AWS::CloudFormation::Stack by the child's ARN,
+    # OS::Heat::Stack and a group by the child's id; every physical id is the child's id.
+    stack_id = heat.stacks.create(
+        stack_name=unique("refs"), template=REFERENCES,
+        files={"child.yaml": "heat_template_version: rocky\n"},
+        environment={"resource_registry": {"My::Child": "child.yaml"}})["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    refs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    tenant = tenant_of(heat)
+    kids = {k.id: k.stack_name for k in heat.stacks.list(filters={"parent": stack_id})}
+    listed = {r.resource_name: r.physical_resource_id for r in heat.resources.list(stack_id)}
+    assert set(listed.values()) == set(kids)
+    for name in ("provider", "mapped", "cfn"):
+        child = listed[name]
+        assert refs[name] == f"arn:openstack:heat::{tenant}:stacks/{kids[child]}/{child}"
+    assert refs["stack"] == listed["stack"]
+    assert refs["group"] == listed["group"]

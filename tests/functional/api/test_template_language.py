@@ -240,3 +240,148 @@ def test_an_external_resource_cannot_depend_on_another(heat: Any) -> None:
 
     assert ("resources.taken.external_id: Invalid dependency with external OS::Heat::None "
             "resource: thing-1") in str(caught.value)
+
+
+# --- Heat parity (issue 17): behaviours measured against Heat 27 ---------------------------
+
+ELIDED = """\
+heat_template_version: wallaby
+parameters:
+  env: {type: string, default: dev}
+conditions:
+  prod: {equals: [{get_param: env}, prod]}
+resources:
+  value:
+    type: OS::Heat::Value
+    properties:
+      value: {list_join: [",", [a, {if: [prod, b]}, c]]}
+      type: {if: [prod, number]}
+  taken:
+    type: OS::Heat::None
+    external_id: {if: [prod, thing-1]}
+outputs:
+  gone: {value: {if: [prod, x]}}
+  kept: {value: {if: [prod, x, y]}}
+  joined: {value: {get_attr: [value, value]}}
+  items: {value: [1, {if: [prod, 2]}, {a: {if: [prod, 3]}}]}
+"""
+
+
+def test_a_one_branch_if_leaves_its_value_out_and_the_stack_completes(heat: Any) -> None:
+    # Heat: an output the if leaves out is null, a property is as if not given, a list
+    # item or map key is dropped; the stack completes (Kiln once wedged IN_PROGRESS).
+    stack_id = heat.stacks.create(stack_name=unique("elide"), template=ELIDED)["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+
+    assert {o["output_key"]: o["output_value"] for o in stack.outputs} == {
+        "gone": None, "kept": "y", "joined": "a,c", "items": [1, {}]}
+    assert not [o for o in stack.outputs if "output_error" in o]
+    taken = heat.resources.get(stack_id, "taken")
+    assert taken.resource_status == "CREATE_COMPLETE"  # no external_id: made, not adopted
+
+
+PARAMETERS = """\
+heat_template_version: wallaby
+parameters:
+  names: {type: comma_delimited_list}
+  doc: {type: json}
+  flag: {type: boolean}
+  label: {type: string}
+  size: {type: number}
+  size_list: {type: comma_delimited_list, constraints: [{allowed_values: [a, b]}]}
+resources:
+  typed:
+    type: OS::Heat::Value
+    properties: {value: "12.5", type: number}
+  truth:
+    type: OS::Heat::Value
+    properties: {value: "true", type: boolean}
+outputs:
+  names: {value: {get_param: names}}
+  doc: {value: {get_param: doc}}
+  flag: {value: {get_param: flag}}
+  label: {value: {get_param: label}}
+  size: {value: {get_param: size}}
+  typed: {value: {get_attr: [typed, value]}}
+  truth: {value: {get_attr: [truth, value]}}
+"""
+
+
+def test_parameters_and_typed_values_read_as_heat_reads_them(heat: Any) -> None:
+    stack_id = heat.stacks.create(
+        stack_name=unique("params"), template=PARAMETERS,
+        parameters={"names": "a,b, c", "doc": "[1, 2]", "flag": "Yes", "label": "x",
+                    "size": " 1e3 ", "size_list": "a,b"})["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+
+    assert {o["output_key"]: o["output_value"] for o in stack.outputs} == {
+        "names": ["a", "b", " c"],  # split on commas, items kept as written
+        "doc": [1, 2], "flag": True, "label": "x", "size": 1000.0,
+        "typed": "12.5", "truth": "true"}  # a Value's type is checked, not applied
+
+
+@pytest.mark.parametrize(("parameters", "message"), [
+    ({"size_list": "a, b"},
+     "Parameter 'size_list' is invalid: \"a, b\" is not an allowed value [\"a\", \"b\"]"),
+    ({"flag": "maybe"}, "Parameter 'flag' is invalid: Unrecognized value 'maybe', "
+                        "acceptable values are: '0', '1', 'f', 'false'"),
+    ({"size": "nan"}, "Parameter 'size' is invalid: Value 'nan' is not a finite number"),
+])
+def test_a_parameter_heat_refuses_is_a_400(heat: Any, parameters: dict[str, str],
+                                          message: str) -> None:
+    given = {"names": "a", "doc": "{}", "flag": "true", "label": "x", "size": "1",
+             "size_list": "a", **parameters}
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("params"), template=PARAMETERS,
+                           parameters=given)
+
+    assert message in str(caught.value)
+
+
+def test_a_value_not_of_its_type_is_a_400_at_its_line(heat: Any) -> None:
+    template = PARAMETERS.replace('value: "true", type: boolean', "value: maybe, type: boolean")
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("params"), template=template,
+                           parameters={"names": "a", "doc": "{}", "flag": "1", "label": "x",
+                                       "size": "1", "size_list": "a"})
+
+    assert ('template:15 resources.truth.properties: Property error: value: "maybe" is not '
+            "a valid boolean") in str(caught.value)
+
+
+RUN_TIME_ERROR = """\
+heat_template_version: wallaby
+parameters:
+  index: {type: number, default: 5}
+resources:
+  source:
+    type: OS::Heat::Value
+    properties: {value: "a,b"}
+  split:
+    type: OS::Heat::Value
+    properties:
+      value: {str_split: [",", {get_attr: [source, value]}, {get_param: index}]}
+"""
+
+
+def test_a_function_that_fails_at_run_time_fails_the_stack_with_its_reason(
+        heat: Any) -> None:
+    stack_id = heat.stacks.create(stack_name=unique("runtime"),
+                                  template=RUN_TIME_ERROR)["stack"]["id"]
+    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+
+    split = heat.resources.get(stack_id, "split")
+    assert split.resource_status == "CREATE_FAILED"
+    assert split.resource_status_reason == ('StackValidationFailed: resources.split: '
+                                            'Incorrect index to "str_split" should be '
+                                            "between 0 and 1")
+    assert "str_split" in stack.stack_status_reason
+
+
+def test_a_function_that_fails_on_known_values_is_a_400_at_its_line(heat: Any) -> None:
+    template = RUN_TIME_ERROR.replace("{get_attr: [source, value]}", '"a,b"')
+    with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+        heat.stacks.create(stack_name=unique("runtime"), template=template)
+
+    assert ('template:11 resources.split.properties.value.str_split: Incorrect index to '
+            '"str_split" should be between 0 and 1') in str(caught.value)
