@@ -29,6 +29,8 @@ from engine.template.versions import (
     known_hot_names,
 )
 
+MAX_NAME_CHARS = 255
+
 
 def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> Template:
     data = doc.data
@@ -36,9 +38,15 @@ def load(doc: SourceDocument, files: Mapping[str, Any] | None = None) -> Templat
         raise StackValidationFailed(doc.location(()),
                                     reason="Template not in valid format: it must be a map.")
     version = _version(doc, data)
-    if version.is_cfn:
-        return cfn.load(doc, version, files)
-    return hot.load(doc, version, files)
+    template = cfn.load(doc, version, files) if version.is_cfn else hot.load(doc, version, files)
+    for name, definition in template.resources.items():
+        # The columns that hold a resource's name and type (its own and its events') are
+        # this long: refused here rather than failing the stack when it is stored.
+        if len(name) > MAX_NAME_CHARS or len(definition.type) > MAX_NAME_CHARS:
+            what = "name" if len(name) > MAX_NAME_CHARS else "type"
+            raise StackValidationFailed(template.location(("resources", name)), reason=(
+                f"The resource {what} is longer than {MAX_NAME_CHARS} characters."))
+    return template
 
 
 def written_resources(doc: SourceDocument) -> int:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from engine.errors import InvalidTemplateReference, StackValidationFailed
-from engine.template.functions import GetResource, If, resolve
 from engine.ir.build import build
+from engine.template.functions import GetResource, If, resolve
 from engine.template.loader import load
 from engine.template.parse import parse_text
 from tests.unit.ir.conftest import PSEUDO, Make, lookup

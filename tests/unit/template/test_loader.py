@@ -1,10 +1,11 @@
-"""engine.template.loader.written_resources: the count a resource limit compares."""
+"""engine.template.loader: the count a resource limit compares, and what no column holds."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.template.loader import written_resources
+from engine.errors import StackValidationFailed
+from engine.template.loader import load, written_resources
 from engine.template.parse import from_data, parse_text
 
 
@@ -30,3 +31,23 @@ def test_written_resources_of_an_object() -> None:
                      "resources": {f"r{i}": {} for i in range(7)}})
 
     assert written_resources(doc) == 7
+
+
+@pytest.mark.parametrize("resource, what", [
+    ("  " + "r" * 256 + ": {type: OS::Heat::None}", "name"),
+    ("  r: {type: " + "T" * 256 + "}", "type"),
+])
+def test_names_longer_than_their_columns_are_refused(resource: str, what: str) -> None:
+    text = f"heat_template_version: 2018-08-31\nresources:\n{resource}\n"
+
+    with pytest.raises(StackValidationFailed) as caught:
+        load(parse_text(text))
+
+    assert caught.value.message == f"The resource {what} is longer than 255 characters."
+    assert caught.value.location is not None and caught.value.location.line == 3
+
+
+def test_names_as_long_as_their_columns_load() -> None:
+    text = f"heat_template_version: 2018-08-31\nresources:\n  {'r' * 255}: {{type: x}}\n"
+
+    assert list(load(parse_text(text)).resources) == ["r" * 255]
