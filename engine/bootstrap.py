@@ -15,7 +15,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from engine import config
+from engine import budget, config
 from engine.api.app import ApiSettings, create_app
 from engine.db import migration
 from engine.db.session import Database
@@ -152,4 +152,16 @@ def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:
                   sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms)
     if check_schema:
         migration.ensure_current(db)
+    budget.configure(evaluation_budget(conf))
     return Kiln(conf, db)
+
+
+def evaluation_budget(conf: cfg.ConfigOpts) -> budget.Budget:
+    """What one evaluation of a template may cost (``engine.budget``)."""
+    return budget.Budget(
+        max_value_chars=conf.template.max_value_chars,
+        max_function_items=conf.template.max_function_items,
+        max_resources_per_stack=conf.api.max_resources_per_stack,
+        yaql_limit_iterators=conf.yaql.limit_iterators,
+        yaql_memory_quota=conf.yaql.memory_quota,
+        evaluation_timeout_seconds=conf.template.evaluation_timeout_seconds)

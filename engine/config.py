@@ -118,6 +118,36 @@ engine_opts = [
                  "first failure; one that kills its worker, after a lease per try."),
 ]
 
+template_opts: list[cfg.Opt] = [
+    cfg.IntOpt("max_value_chars", default=1048576, min=1024,
+               help="Largest value any template function may produce, counted as one "
+               "for every value in it (scalar, list, map key) plus the characters of its "
+               "strings: about the length of its JSON. A function that would produce more "
+               "(str_replace, repeat, list_join, yaql, ...) is refused: 400 when the API "
+               "evaluates it, the resource FAILED when its value is known only at run "
+               "time. The default is [api] max_body_bytes: no value needs to be larger "
+               "than the largest request."),
+    cfg.IntOpt("max_function_items", default=10000, min=1,
+               help="Most items one template function may make: the combinations of a "
+               "repeat, the items of list_concat, list_join and str_split, the keys of "
+               "map_merge. Checked before the work starts."),
+    cfg.FloatOpt("evaluation_timeout_seconds", default=2.0, min=0.01,
+                 help="Time the regular expressions (allowed_pattern, AllowedPattern, "
+                 "yaql's regex functions) and the yaql expressions of one evaluation (a "
+                 "request's template, one resource's properties, a stack's outputs) may "
+                 "take in all. A pattern that backtracks for ever, or a yaql loop, stops "
+                 "there with a clear error."),
+]
+
+yaql_opts: list[cfg.Opt] = [
+    cfg.IntOpt("limit_iterators", default=200, min=1,
+               help="Heat's option of the same name: most items a yaql collection may "
+               "hold, and the most any iterator may yield."),
+    cfg.IntOpt("memory_quota", default=10000, min=1,
+               help="Heat's option of the same name: most bytes one yaql value may take "
+               "(Python's own count, shallow)."),
+]
+
 lifecycle_plugin_opts = [
     cfg.ListOpt("enabled", default=[],
                 help="Lifecycle plugins to call, by entry-point name. Empty: every plugin "
@@ -141,6 +171,8 @@ GROUPS: dict[str | None, list[cfg.Opt]] = {
     "database": database_opts,
     "api": api_opts,
     "engine": engine_opts,
+    "template": template_opts,
+    "yaql": yaql_opts,
     "lifecycle_plugins": lifecycle_plugin_opts,
 }
 

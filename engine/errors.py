@@ -20,7 +20,11 @@ them into exit codes is ``engine.cli.main``::
     │   │   │   └── AmbiguousTemplateVersion
     │   │   ├── InvalidTemplateReference
     │   │   ├── CircularDependency
-    │   │   └── ResourceTypeNotFound
+    │   │   ├── ResourceTypeNotFound
+    │   │   └── BudgetExceeded (engine.budget)
+    │   │       ├── ValueTooLarge
+    │   │       ├── TooManyItems
+    │   │       └── EvaluationTooLong
     │   ├── UserParameterMissing
     │   ├── UnknownUserParameter
     │   ├── ImmutableParameterModified
@@ -208,6 +212,27 @@ class CircularDependency(StackValidationFailed):
 
 class ResourceTypeNotFound(StackValidationFailed):
     msg_fmt = "The Resource Type ({type_name}) could not be found."
+
+
+class BudgetExceeded(StackValidationFailed):
+    """Evaluating the template would cost more than its budget (``engine.budget``): a
+    400 when the API evaluates, the reason of a FAILED resource in the worker."""
+
+
+class ValueTooLarge(BudgetExceeded):
+    msg_fmt = ('"{function}" would produce a value larger than {limit} characters '
+               "([template] max_value_chars).")
+
+
+class TooManyItems(BudgetExceeded):
+    msg_fmt = ('"{function}" would produce {count} items, more than {limit} '
+               "([template] max_function_items).")
+
+
+class EvaluationTooLong(BudgetExceeded):
+    msg_fmt = ("{what} took too long: the regular expressions and yaql of one "
+               "evaluation may take {seconds} s in all ([template] "
+               "evaluation_timeout_seconds).")
 
 
 class UserParameterMissing(Invalid):

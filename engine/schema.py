@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.errors import StackValidationFailed
+from engine import budget
+from engine.errors import Location, StackValidationFailed
 
 STRING, NUMBER, INTEGER, BOOLEAN, MAP, LIST, ANY = (
     "string", "number", "integer", "boolean", "map", "list", "any",
@@ -91,10 +91,15 @@ class AllowedValues(Constraint):
 
 @dataclasses.dataclass(frozen=True)
 class AllowedPattern(Constraint):
+    """Heat's test: the pattern matches at the start and the match ends at the end. A
+    match that takes too long raises ``EvaluationTooLong`` (``engine.budget``)."""
+
     pattern: str
+    # Where the template states it, for the error when a match takes too long.
+    location: Location | None = dataclasses.field(default=None, compare=False)
 
     def check(self, value: Any) -> str | None:
-        if re.fullmatch(self.pattern, str(value)):
+        if budget.match_pattern(self.pattern, str(value), self.location):
             return None
         return f'"{value}" does not match pattern "{self.pattern}"'
 
@@ -116,6 +121,25 @@ class Modulo(Constraint):
 
     def describe(self) -> dict[str, Any]:
         return {"modulo": {"step": self.step, "offset": self.offset}}
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceLimit(Constraint):
+    """A count of resources (an integer, or a list with one item per resource) no larger
+    than a stack may hold (``[api] max_resources_per_stack``, read from the evaluation
+    budget), for types that make one resource per item, such as groups: refused before
+    any member is built. Not part of Heat's wire form."""
+
+    def check(self, value: Any) -> str | None:
+        limit = budget.limits().max_resources_per_stack
+        size = len(value) if isinstance(value, (list, tuple, Mapping)) else value
+        if isinstance(size, int) and size > limit:
+            return (f"Maximum resources per stack exceeded: {size} resources, more than "
+                    f"{limit}.")
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {}
 
 
 class CustomCheck:
@@ -241,8 +265,10 @@ class Property:
             doc["schema"] = ({"*": {"type": MAP, "schema": fields, **_NESTED_FLAGS}}
                              if self.type == LIST else fields)
         doc["required"] = self.required
-        if self.constraints:
-            doc["constraints"] = [c.describe() for c in self.constraints]
+        # A constraint Heat does not have describes itself as nothing.
+        described = [d for d in (c.describe() for c in self.constraints) if d]
+        if described:
+            doc["constraints"] = described
         doc["update_allowed"] = self.update_allowed
         # Kiln has no immutable properties; Heat's clients read the key all the same.
         doc["immutable"] = False

@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine import budget
 from engine.errors import CircularDependency, KilnError, Location, StackValidationFailed
 from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
@@ -60,6 +61,7 @@ class StaticScope:
         raise Deferred(resource)
 
 
+@budget.within_evaluation
 def build(
     template: Template,
     user_parameters: Mapping[str, Any],
@@ -437,6 +439,7 @@ def _raise(errors: list[KilnError]) -> None:
     raise first
 
 
+@budget.within_evaluation
 def properties_for_runtime(node: ResourceNode, schema: TypeSchema, scope: Any) -> dict[str, Any]:
     """Evaluate a resource's properties with live values and type them (in the worker)."""
     values = resolve(node.properties, scope)

@@ -219,7 +219,7 @@ def _hot_parameter(prop: Property) -> dict[str, Any]:
         param["description"] = prop.description
     if prop.default is not None:
         param["default"] = prop.default
-    constraints = [c.describe() for c in prop.constraints]
+    constraints = [d for d in (c.describe() for c in prop.constraints) if d]
     if constraints:
         param["constraints"] = constraints
     return param

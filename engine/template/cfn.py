@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.budget import compile_pattern
 from engine.errors import StackValidationFailed
 from engine.schema import AllowedPattern, AllowedValues, Constraint, Length, Range
 from engine.template.functions import (
@@ -200,10 +201,11 @@ def _constraints(doc: SourceDocument, path: tuple[str, ...], body: Mapping[str, 
         if not isinstance(body["AllowedPattern"], str):
             raise bad("AllowedPattern", "AllowedPattern must be a string")
         try:
-            re.compile(body["AllowedPattern"])
+            compile_pattern(body["AllowedPattern"])
         except re.error as exc:
             raise bad("AllowedPattern", f"Invalid AllowedPattern: {exc}") from None
-        found.append(AllowedPattern(body["AllowedPattern"]))
+        found.append(AllowedPattern(body["AllowedPattern"],
+                                    location=doc.location((*path, "AllowedPattern"))))
     return found
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.budget import compile_pattern
 from engine.errors import (
     KilnError,
     Location,
@@ -258,8 +259,8 @@ def _parse_constraint(doc: SourceDocument, item: Any, path: tuple[Any, ...], par
             if not isinstance(arg, list):
                 raise TypeError(kind)
             return AllowedValues(tuple(arg)), description
-        re.compile(str(arg))
-        return AllowedPattern(str(arg)), description
+        compile_pattern(str(arg))
+        return AllowedPattern(str(arg), location=loc), description
     except (AttributeError, TypeError):
         raise StackValidationFailed(loc, reason=f'Invalid "{kind}" constraint') from None
     except re.error as exc:

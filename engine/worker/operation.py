@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from engine import budget
 from engine.db import queries, steps
 from engine.db.leases import back_off_operation, release_operation
 from engine.db.models import Operation, Stack
@@ -403,6 +404,8 @@ class OperationDriver:
             operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
         LOG.info("stack %s %s %s", stack.id, action, status)
 
+    # One evaluation: the outputs share one time budget (engine.budget).
+    @budget.within_evaluation
     def _outputs(self, session: Any, operation_id: str, stack: Stack
                  ) -> list[dict[str, Any]]:
         """Resolve every output now; an output that fails carries ``output_error``."""

@@ -33,6 +33,7 @@ from engine.schema import (
     Length,
     Property,
     Range,
+    ResourceLimit,
 )
 from plugins.resources.group_rollout import batch_members, batches
 
@@ -119,8 +120,9 @@ class ResourceGroup(_Members):
     support_version: ClassVar[str] = "2014.1"
 
     properties_schema: ClassVar[Mapping[str, Property]] = {
+        # No more members than a stack may hold, refused before any is built.
         "count": Property(INTEGER, "The number of resources to create.", default=1,
-                          update_allowed=True, constraints=(Range(0, None),)),
+                          update_allowed=True, constraints=(Range(0, None), ResourceLimit())),
         "index_var": Property(STRING, "A variable that this resource will use to replace "
                                       "with the current index of a given resource in the "
                                       "group.", default="%index%", update_allowed=True,
@@ -320,7 +322,7 @@ class ResourceChain(_Members):
         "resources": Property(LIST, "The list of resource types to create. This list may "
                                     "contain type names or aliases defined in the resource "
                                     "registry.", required=True, update_allowed=True,
-                              schema=Property(STRING)),
+                              schema=Property(STRING), constraints=(ResourceLimit(),)),
         "concurrent": Property(BOOLEAN, "If true, the resources in the chain will be created "
                                         "concurrently.", default=False, update_allowed=True),
         "resource_properties": Property(MAP, "Properties to pass to each resource being "

@@ -85,6 +85,7 @@ def test_database_url_uses_the_configured_connection() -> None:
 def test_list_opts_covers_every_group() -> None:
     listed = dict(config.list_opts())
 
-    assert set(listed) == {None, "database", "api", "engine", "lifecycle_plugins"}
+    assert set(listed) == {None, "database", "api", "engine", "template", "yaql",
+                           "lifecycle_plugins"}
     assert "bind_port" in {opt.name for opt in listed["api"]}
     assert "connection" in {opt.name for opt in listed["database"]}

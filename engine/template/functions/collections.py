@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine import budget
 from engine.template.functions.core import Function, Scope, is_sequence, resolve
 
 
@@ -32,8 +34,10 @@ class ListConcat(Function):
                 raise self.fail(f"Incorrect arguments: Items to concat must be lists. "
                                 f"{json.dumps(lists, default=str)} contains an item that is "
                                 f"not a list: {json.dumps(value, default=str)}")
+            budget.check_items(len(result) + len(value), self.fn_name, self.location)
             result.extend(value)
-        return self._finish(result)
+        # The same list given many times is many copies once stored.
+        return budget.check_size(self._finish(result), self.fn_name, self.location)
 
     def _finish(self, items: list[Any]) -> list[Any]:
         return items
@@ -46,11 +50,7 @@ class ListConcatUnique(ListConcat):
     fn_name = "list_concat_unique"
 
     def _finish(self, items: list[Any]) -> list[Any]:
-        unique: list[Any] = []
-        for item in items:
-            if item not in unique:
-                unique.append(item)
-        return unique
+        return _without_repeats(items)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,16 +92,25 @@ class Repeat(Function):
         if not keys:
             # Heat fails here with Python's unpacking error.
             raise self.fail(f'The "for_each" argument to "{self.fn_name}" must not be empty')
+        combos: Iterable[tuple[Any, ...]]
         if permutations:
-            combos = list(itertools.product(*(loops[k] for k in keys)))
+            # Counted before a single combination is made (the lists' product).
+            budget.check_items(math.prod(len(v) for v in loops.values()), self.fn_name,
+                               self.location)
+            combos = itertools.product(*(loops[k] for k in keys))
         else:
             if len({len(v) for v in loops.values()}) > 1:
                 raise self.fail(f"For {self.fn_name}, the length of for_each values should be "
                                 "equal if no nested loop.")
-            combos = list(zip(*(loops[k] for k in keys), strict=True))
+            combos = zip(*(loops[k] for k in keys), strict=True)
         template = resolve(self.template, scope)
-        return [self._substitute(template, list(zip(keys, combo, strict=True)))
-                for combo in combos]
+        meter = budget.Meter(self.fn_name, self.location)
+        meter.add_size(1)
+        result = []
+        for combo in combos:
+            result.append(self._substitute(template, list(zip(keys, combo, strict=True))))
+            meter.add(result[-1])
+        return result
 
     def _substitute(self, value: Any, replacements: list[tuple[str, Any]]) -> Any:
         """``value`` with the placeholders replaced in for_each order, in map keys and
@@ -114,6 +123,10 @@ class Repeat(Function):
                 if not isinstance(item, str):
                     raise self.fail(f'"{self.fn_name}" can only put strings into a string: '
                                     f'"{key}" is {item!r:.200}')
+                if key in value and len(item) > len(key):
+                    # One string may not outgrow the budget either; checked unbuilt.
+                    grown = len(value) + value.count(key) * (len(item) - len(key))
+                    budget.Meter(self.fn_name, self.location).add_size(grown)
                 value = value.replace(key, item)
             return value
         if isinstance(value, Mapping):
@@ -146,8 +159,9 @@ class MapMerge(Function):
             if not isinstance(value, Mapping):
                 raise self.fail(f"Incorrect arguments: Items to merge must be maps. "
                                 f"{value!r:.200} is type {type(value)} instead of a dict")
+            budget.check_items(len(merged) + len(value), self.fn_name, self.location)
             merged.update(value)
-        return merged
+        return budget.check_size(merged, self.fn_name, self.location)
 
 
 _MAP_REPLACE_EXAMPLE = ('"map_replace" : [ { "key1": "val1" }, {"keys": {"key1": "key2"}, '
@@ -192,7 +206,8 @@ class MapReplace(Function):
                                 "output map")
             hashable = not isinstance(value, (Mapping, list))
             result[new_key] = values.get(value, value) if hashable else value
-        return result
+        # One long replacement value given to many keys is many copies once stored.
+        return budget.check_size(result, self.fn_name, self.location)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +228,8 @@ class Filter(Function):
             return items
         if not isinstance(remove, list):
             raise self.fail(f'"{self.fn_name}" filters a list of values')
-        return [item for item in items if item not in remove]
+        unwanted = _Seen(remove)
+        return [item for item in items if item not in unwanted]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,3 +247,49 @@ class Contains(Function):
         if isinstance(sequence, str) and not isinstance(value, str):
             raise self.fail(f'"{self.fn_name}" can only look for a string in a string')
         return value in sequence
+
+
+def _without_repeats(items: list[Any]) -> list[Any]:
+    """``items`` keeping the first of equal ones (Python's ``==``, as Heat compares)."""
+    seen, unique = _Seen(), []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            unique.append(item)
+    return unique
+
+
+class _Seen:
+    """A set of template values with Python's equality, maps and lists included, so
+    that a membership test is one hash, not a scan (``list_concat_unique`` and
+    ``filter`` over long lists stay linear)."""
+
+    def __init__(self, items: Iterable[Any] = ()) -> None:
+        self._keys: set[Any] = set()
+        self._unhashable: list[Any] = []
+        for item in items:
+            self.add(item)
+
+    def add(self, item: Any) -> None:
+        try:
+            self._keys.add(_hashable(item))
+        except TypeError:
+            self._unhashable.append(item)
+
+    def __contains__(self, item: Any) -> bool:
+        try:
+            if _hashable(item) in self._keys:
+                return True
+        except TypeError:
+            pass
+        return item in self._unhashable
+
+
+def _hashable(value: Any) -> Any:
+    """A stand-in for ``value`` that is equal exactly when the values are equal (``1``,
+    ``1.0`` and ``True`` alike, maps in any order) and hashable."""
+    if isinstance(value, Mapping):
+        return ("map", frozenset((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(_hashable(v) for v in value))
+    return value

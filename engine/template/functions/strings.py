@@ -8,6 +8,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from engine import budget
 from engine.template.functions.core import Function, Scope, as_text, is_sequence, resolve
 
 
@@ -41,17 +42,8 @@ class StrReplace(Function):
         if keys and not keys[-1]:
             raise self.fail(f'"{self.fn_name}" param placeholders must not be empty')
         found: set[str] = set()
-
-        def replace(piece: str, remaining: list[str]) -> str:
-            if not remaining:
-                return piece
-            key, rest = remaining[0], remaining[1:]
-            pieces = piece.split(key)
-            if len(pieces) > 1:
-                found.add(key)
-            return values[key].join(replace(p, rest) for p in pieces)
-
-        result = replace(text, keys)
+        result = _replace_all(text, keys, values, found,
+                              budget.Meter(self.fn_name, self.location))
         self._check(keys, found)
         return result
 
@@ -67,6 +59,42 @@ class StrReplace(Function):
 
     def _check(self, keys: list[str], found: set[str]) -> None:
         """Nothing to check in the lenient form; the strict forms override this."""
+
+
+def _replace_all(text: str, keys: list[str], values: Mapping[str, str], found: set[str],
+                 meter: budget.Meter) -> str:
+    """``text`` with each key replaced in turn, only in text no earlier key inserted.
+
+    The text is kept as segments, each either searchable (from ``text``) or inserted (a
+    value), and the size of the result is counted before it is joined, so an
+    amplification stops at the budget without being built. Neither depth (Heat's
+    recursive split) nor one Python step per key and segment: a key absent from every
+    searchable segment is skipped with one search of their text together."""
+    segments: list[tuple[str, bool]] = [(text, True)]
+    meter.add_size(1 + len(text))
+    searchable = text
+    for key in keys:
+        if "\0" not in key and key not in searchable:
+            continue
+        value, changed = values[key], False
+        after: list[tuple[str, bool]] = []
+        for piece, open_ in segments:
+            if not open_ or key not in piece:
+                after.append((piece, open_))
+                continue
+            parts = piece.split(key)
+            meter.add_size((len(parts) - 1) * (len(value) - len(key)))
+            found.add(key)
+            changed = True
+            for i, part in enumerate(parts):
+                if i:
+                    after.append((value, False))
+                if part:
+                    after.append((part, True))
+        if changed:
+            segments = after
+            searchable = "\0".join(piece for piece, open_ in segments if open_)
+    return "".join(piece for piece, _ in segments)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,8 +143,12 @@ class StrSplit(Function):
                             f"{type(text).__name__}")
         if delimiter is not None and (not isinstance(delimiter, str) or not delimiter):
             raise self.fail(f'Delimiter for "{self.fn_name}" must be a non-empty string')
+        if self.index is None and delimiter is not None:
+            # The whole list is the value: refused before it is made.
+            budget.check_items(text.count(delimiter) + 1, self.fn_name, self.location)
         pieces = text.split(delimiter)
         if self.index is None:
+            budget.check_items(len(pieces), self.fn_name, self.location)
             return pieces
         index = resolve(self.index, scope)
         try:
@@ -150,7 +182,15 @@ class ListJoin(Function):
         delimiter = resolve(self.delimiter, scope)
         if not isinstance(delimiter, str):
             raise self.fail(f'"{self.fn_name}" delimiter must be a string')
-        return delimiter.join(self._text(item) for item in items)
+        budget.check_items(len(items), self.fn_name, self.location)
+        # The delimiter goes between every two items: counted before any text is made.
+        meter = budget.Meter(self.fn_name, self.location)
+        meter.add_size(1 + max(len(items) - 1, 0) * len(delimiter))
+        texts = []
+        for item in items:
+            texts.append(self._text(item))
+            meter.add_size(len(texts[-1]))
+        return delimiter.join(texts)
 
     def _text(self, item: Any) -> str:
         if item is None or isinstance(item, str):

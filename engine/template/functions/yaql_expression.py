@@ -1,9 +1,12 @@
 """``yaql: {expression, data}`` through the ``yaql`` package, with Heat's limits.
 
 The expression is parsed when the template is (a syntax error is a template error with a
-line); it is evaluated with ``$.data`` bound to the resolved ``data``. Iterators are capped
-at ``limit_iterators`` items and memory at ``memory_quota`` bytes, Heat's defaults, so a
-tenant's expression cannot stall a worker or the API.
+line); it is evaluated with ``$.data`` bound to the resolved ``data``. The evaluation
+budget (``engine.budget``) bounds it as Heat's ``[yaql]`` options do (iterators capped at
+``limit_iterators`` items, memory at ``memory_quota`` bytes) and further: the answer may
+be no larger than any function's, the evaluation runs under the budget's deadline, its
+regular expressions are timed (:mod:`yaql_regex`), and ``len`` of an iterator counts no
+further than ``limit_iterators`` (yaql's own counts an endless ``sequence()`` for ever).
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from typing import Any
 
 import yaql
 from yaql.language import exceptions as yaql_errors
+from yaql.language import specs, utils, yaqltypes
 
+from engine import budget
+from engine.template.functions import yaql_regex
 from engine.template.functions.core import Function, Scope, resolve
-
-LIMIT_ITERATORS = 200
-MEMORY_QUOTA = 10000
 
 
 @functools.lru_cache(maxsize=4)
@@ -29,10 +32,31 @@ def _engine(limit_iterators: int, memory_quota: int) -> Any:
                                               "yaql.memoryQuota": memory_quota})
 
 
+@specs.parameter("collection", utils.IteratorType)
+@specs.inject("engine", yaqltypes.Engine())
+@specs.name("len")
+@specs.extension_method
+def _bounded_len(collection: Any, engine: Any) -> int:
+    return sum(1 for _ in utils.limit_iterable(collection, engine))
+
+
+@functools.lru_cache(maxsize=1)
+def _context() -> Any:
+    """yaql's standard library with the timed regex functions; read-only once made, each
+    evaluation runs in a child of it."""
+    context = yaql.create_context(regex=False)
+    yaql_regex.register(context)
+    # A child layer, so that this ``len`` is chosen before the library's for iterators.
+    context = context.create_child_context()
+    context.register_function(_bounded_len)
+    return context
+
+
 def parse_expression(text: str) -> Any:
     """The parsed expression; raises ``ValueError`` with yaql's reason on bad syntax."""
+    limits = budget.limits()
     try:
-        return _engine(LIMIT_ITERATORS, MEMORY_QUOTA)(text)
+        return _engine(limits.yaql_limit_iterators, limits.yaql_memory_quota)(text)
     except yaql_errors.YaqlException as exc:
         raise ValueError(str(exc)) from None
 
@@ -45,25 +69,36 @@ class Yaql(Function):
 
     def resolve(self, scope: Scope) -> Any:
         data = resolve(self.data, scope)
+        what = f'Evaluation of "{self.fn_name}"'
+        # The answer is made plain inside the deadline: yaql's iterators are lazy, and
+        # most of the work can happen while they are read.
         try:
             parsed = parse_expression(self.expression)
-            result = parsed.evaluate(data={"data": data}, context=yaql.create_context())
         except ValueError as exc:
             raise self.fail(f'Bad expression {exc}') from None
-        except yaql_errors.YaqlException as exc:
-            raise self.fail(f'Evaluation of "{self.fn_name}" failed: {exc}') from None
-        except (TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
-            # yaql lets the Python errors of its operators through ("a" + 1).
-            raise self.fail(f'Evaluation of "{self.fn_name}" failed: {exc}') from None
-        return _plain(result)
+        with budget.timed(what, self.location) as deadline, budget.python_deadline(
+                deadline, lambda: budget.too_long(what, self.location)):
+            try:
+                result = parsed.evaluate(data={"data": data},
+                                         context=_context().create_child_context())
+                return _plain(result, budget.Meter(self.fn_name, self.location))
+            except yaql_errors.YaqlException as exc:
+                raise self.fail(f'{what} failed: {exc}') from None
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError,
+                    ArithmeticError, RecursionError) as exc:
+                # yaql lets the Python errors of its operators through ("a" + 1).
+                raise self.fail(f'{what} failed: {exc}') from None
 
 
-def _plain(value: Any) -> Any:
-    """yaql answers sets, tuples and frozen maps; a template value is JSON-shaped."""
+def _plain(value: Any, meter: budget.Meter) -> Any:
+    """yaql answers sets, tuples and frozen maps; a template value is JSON-shaped. Each
+    part is counted as it is read, so an answer past the budget stops being made."""
+    meter.add_size(1)
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {_plain(k, meter): _plain(v, meter) for k, v in value.items()}
     if isinstance(value, (str, bytes)):
+        meter.add_size(len(value))
         return value
     if isinstance(value, Iterable):
-        return [_plain(v) for v in value]
+        return [_plain(v, meter) for v in value]
     return value
