@@ -177,8 +177,12 @@ def timed(what: str, location: Location | None) -> Iterator[float]:
     """Run timed work (a pattern match, a yaql evaluation): yields its deadline, the
     time left of the evaluation's budget, and adds what it took to the time spent.
     Work inside timed work shares the outer deadline. Outside any evaluation the work
-    has a budget of its own."""
-    running = _current.get() or _Evaluation(_configured)
+    is an evaluation of its own."""
+    running = _current.get()
+    if running is None:
+        with evaluation(), timed(what, location) as deadline:
+            yield deadline
+        return
     if running.deadline is not None:
         yield running.deadline
         return

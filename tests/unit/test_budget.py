@@ -118,6 +118,12 @@ def test_one_evaluation_shares_one_time_budget() -> None:
         assert budget.match_pattern("a", "a")
 
 
+def test_timed_work_inside_timed_work_shares_its_deadline_even_outside_an_evaluation(
+        ) -> None:
+    with budget.timed("yaql", None) as outer, budget.timed("a pattern", None) as inner:
+        assert inner == outer
+
+
 def test_patterns_keep_pythons_re_syntax() -> None:
     with pytest.raises(re.error):
         budget.compile_pattern("(")
