@@ -33,7 +33,7 @@ from engine.template.functions import (
     substitute_facade,
 )
 from engine.template.loader import load
-from engine.template.model import ResourceDefinition, Template
+from engine.template.model import ResourceDefinition, Template, deletion_policy_name
 from engine.template.parameters import ParameterSchema, resolve_values
 
 TypeLookup = Callable[[str], TypeSchema]
@@ -120,7 +120,9 @@ def build(
         except KilnError as exc:
             errors.append(exc)
             definition = dataclasses.replace(definition, properties={}, external_id=None,
-                                             update_policy=None)
+                                             update_policy=None, deletion_policy="Delete")
+        definition = dataclasses.replace(definition, deletion_policy=_deletion_policy(
+            definition, template, parameters, errors))
         definitions[name] = definition
         errors.extend(_check_references(definition.properties, parameters, template, types,
                                         f"resources.{name}", excluded))
@@ -203,7 +205,44 @@ def _decided(definition: ResourceDefinition, decide: Any,
 
     return dataclasses.replace(definition, properties=decided(definition.properties),
                                external_id=decided(definition.external_id),
-                               update_policy=decided(definition.update_policy))
+                               update_policy=decided(definition.update_policy),
+                               deletion_policy=decided(definition.deletion_policy))
+
+
+def _deletion_policy(definition: ResourceDefinition, template: Template,
+                     parameters: Mapping[str, Any], errors: list[KilnError]) -> str:
+    """The policy's name. A function in it is resolved with the parameters, as Heat
+    resolves it when it reads the definition; none (an ``if`` that left it out, or
+    validate without the parameter's value) is ``Delete``."""
+    policy = definition.deletion_policy
+    if not isinstance(policy, Function):
+        return "Delete" if policy is None else str(policy)
+    where = template.location(("resources", definition.name, "deletion_policy"))
+    unknown = _check_references(policy, parameters, template, {},
+                                f"resources.{definition.name}", frozenset())
+    wrong = [ref.name for ref in iter_references(policy) if ref.kind == "resource"]
+    if unknown:
+        errors.extend(unknown)
+        return "Delete"
+    if wrong:
+        errors.append(StackValidationFailed(where, reason=(
+            f"The deletion policy may use only parameters, not {wrong[0]}")))
+        return "Delete"
+    try:
+        value = resolve(policy, StaticScope(parameters))
+    except Deferred:
+        return "Delete"
+    except KilnError as exc:
+        errors.append(exc.at(where))
+        return "Delete"
+    if value is None:
+        return "Delete"
+    name = deletion_policy_name(value, template.version)
+    if name is None:
+        errors.append(StackValidationFailed(where, reason=(
+            f'Invalid deletion policy "{value}"')))
+        return "Delete"
+    return name
 
 
 def _external_id(definition: ResourceDefinition, template: Template,

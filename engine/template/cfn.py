@@ -16,12 +16,18 @@ from engine.budget import compile_pattern
 from engine.errors import StackValidationFailed
 from engine.schema import AllowedPattern, AllowedValues, Constraint, Length, Range
 from engine.template.functions import (
+    Function,
     ParseContext,
     parse_condition,
     parse_update_policy,
     parse_value,
 )
-from engine.template.model import OutputDefinition, ResourceDefinition, Template
+from engine.template.model import (
+    OutputDefinition,
+    ResourceDefinition,
+    Template,
+    deletion_policy_name,
+)
 from engine.template.parameters import ParameterSchema
 from engine.template.parse import SourceDocument
 from engine.template.versions import HotVersion
@@ -37,7 +43,6 @@ PARAMETER_KEYS = ("Type", "Default", "NoEcho", "AllowedValues", "AllowedPattern"
 PARAMETER_TYPES = {"String": "string", "Number": "number",
                    "CommaDelimitedList": "comma_delimited_list", "Json": "json",
                    "Boolean": "boolean"}
-DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
 _CONDITIONAL = ("Conditions", "Condition")  # the AWS format's only
 
 
@@ -105,7 +110,13 @@ def _resource(ctx: ParseContext, name: str, body: Any) -> ResourceDefinition:
         raise StackValidationFailed(doc.location((*path, "Properties")), reason=(
             f"Resource {name} Properties type must be object"))
     policy = body.get("DeletionPolicy", "Delete")
-    if policy not in DELETION_POLICIES:
+    if isinstance(policy, Mapping):
+        # A function of parameters, decided with them when the IR is built (as Heat).
+        policy = parse_value(ctx, policy, (*path, "DeletionPolicy"))
+        if not isinstance(policy, Function):
+            raise StackValidationFailed(doc.location((*path, "DeletionPolicy")), reason=(
+                f"Resource {name} DeletionPolicy type must be string"))
+    elif deletion_policy_name(policy, ctx.version) is None:
         raise StackValidationFailed(doc.location((*path, "DeletionPolicy")),
                                     reason=f'Invalid deletion policy "{policy}"')
     return ResourceDefinition(

@@ -12,12 +12,19 @@ from typing import Any
 
 from engine.errors import StackValidationFailed
 from engine.template.functions import (
+    Function,
     ParseContext,
     parse_condition,
     parse_update_policy,
     parse_value,
 )
-from engine.template.model import OutputDefinition, ResourceDefinition, Template
+from engine.template.model import (
+    DELETION_POLICIES,
+    OutputDefinition,
+    ResourceDefinition,
+    Template,
+    deletion_policy_name,
+)
 from engine.template.parameters import ParameterSchema, parse_schemas
 from engine.template.parse import SourceDocument
 from engine.template.versions import HotVersion
@@ -30,7 +37,6 @@ OUTPUT_KEYS = {"value", "description", "condition"}
 # Keys that appeared in 2016-10-14 (newton); older versions refuse them as Heat does.
 _NEWTON_SECTIONS = {"conditions"}
 _NEWTON_RESOURCE_KEYS = {"condition", "external_id"}
-DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
 
 
 def load(doc: SourceDocument, version: HotVersion, files: Mapping[str, Any] | None = None
@@ -122,17 +128,25 @@ def _resources(ctx: ParseContext, data: Any) -> dict[str, ResourceDefinition]:
     return result
 
 
-def _deletion_policy(ctx: ParseContext, value: Any, path: tuple[str, ...]) -> str:
-    """The policy as Heat spells it; lower case is accepted from 2016-10-14, as in Heat."""
+def _deletion_policy(ctx: ParseContext, value: Any, path: tuple[str, ...]) -> Any:
+    """The policy as Heat spells it; lower case is accepted from 2016-10-14, as in Heat.
+    A function (of parameters) is kept parsed, for the IR to decide."""
     if value is None:
         return "Delete"
-    for policy in DELETION_POLICIES:
-        if value == policy or (ctx.version.has_conditions and value == policy.lower()):
-            return policy
-    raise StackValidationFailed(
-        ctx.doc.location((*path, "deletion_policy")),
-        reason=f'Invalid deletion policy "{value}"; must be one of '
-               f'{", ".join(DELETION_POLICIES)}')
+    where = (*path, "deletion_policy")
+    if isinstance(value, Mapping):
+        parsed = parse_value(ctx, value, where)
+        if isinstance(parsed, Function):
+            return parsed
+        raise StackValidationFailed(ctx.doc.location(where), reason=(
+            f"Resource {path[1]} deletion_policy type must be string"))
+    policy = deletion_policy_name(value, ctx.version)
+    if policy is None:
+        raise StackValidationFailed(
+            ctx.doc.location(where),
+            reason=f'Invalid deletion policy "{value}"; must be one of '
+                   f'{", ".join(DELETION_POLICIES)}')
+    return policy
 
 
 def _outputs(ctx: ParseContext, data: Any) -> dict[str, OutputDefinition]:

@@ -26,9 +26,24 @@ class ResourceDefinition:
     description: str
     location: Location
     condition: Any = True  # a parsed condition: bool, ConditionRef or a function
-    deletion_policy: str = "Delete"
+    # Heat's name of the policy, or a parsed function of parameters that engine.ir.build
+    # decides (``{if: [c, Retain]}``, ``{get_param: policy}``), as Heat resolves it.
+    deletion_policy: Any = "Delete"
     external_id: Any = None  # a parsed value: the physical id of a thing to take over
     update_policy: Any = None  # a parsed map, checked against the type's schema
+
+
+DELETION_POLICIES = ("Delete", "Retain", "Snapshot")
+
+
+def deletion_policy_name(value: Any, version: HotVersion) -> str | None:
+    """The policy ``value`` names, as Heat spells it, or None when it names none; HOT
+    accepts lower case from 2016-10-14 (Heat's ``deletion_policies`` of that version)."""
+    lower = not version.is_cfn and version.has_conditions
+    for policy in DELETION_POLICIES:
+        if value == policy or (lower and value == policy.lower()):
+            return policy
+    return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,8 +62,8 @@ class WorkerNestedStacks:
                 raise RequestLimitExceeded(reason=f"Maximum nested stack depth "
                                                   f"({self._max_depth}) exceeded")
             child_id = str(uuid.uuid4())
-            definition = self._definition(parent, child_id, name, template, parameters,
-                                          template_file)
+            definition = self._definition(session, parent, child_id, name, template,
+                                          parameters, template_file)
             minutes = timeout_mins or parent.timeout_mins
             stack = Stack(
                 id=child_id, tenant_id=parent.tenant_id, name=name, action="CREATE",
@@ -83,8 +83,8 @@ class WorkerNestedStacks:
         with self._db.transaction() as session:
             parent = queries.load_stack(session, self._parent_id)
             stack = queries.load_stack(session, stack_id)
-            target = self._definition(parent, stack_id, stack.name, template, parameters,
-                                      template_file)
+            target = self._definition(session, parent, stack_id, stack.name, template,
+                                      parameters, template_file)
             target.pop("description")
             running = queries.unfinished_operation(session, stack_id)
             if running is not None and running.action == "UPDATE" and _same_definition(
@@ -151,13 +151,14 @@ class WorkerNestedStacks:
 
     # --- helpers ------------------------------------------------------------------------
 
-    def _definition(self, parent: Stack, stack_id: str, name: str, template: Any,
-                    parameters: Mapping[str, Any], template_file: str) -> dict[str, Any]:
+    def _definition(self, session: Any, parent: Stack, stack_id: str, name: str,
+                    template: Any, parameters: Mapping[str, Any], template_file: str
+                    ) -> dict[str, Any]:
         """The child's stored definition, checked as a create checks it (errors name the
         child's template file and line). It inherits the parent's files, registry and
         parameter_defaults, never its parameters, as in Heat."""
         doc = document(template, template_file)
-        facade = self._facade(parent)
+        facade = self._facade(session, parent)
         inherited = Environment.from_dict(parent.environment)
         environment = {"parameter_defaults": dict(inherited.parameter_defaults),
                        "resource_registry": dict(inherited.resource_registry),
@@ -171,13 +172,17 @@ class WorkerNestedStacks:
                 "environment": environment, "files": files, "facade": facade,
                 "description": ir.description}
 
-    def _facade(self, parent: Stack) -> dict[str, Any]:
+    def _facade(self, session: Any, parent: Stack) -> dict[str, Any]:
         """The owning resource as ``resource_facade`` shows it, from the parent's stored
         definition (metadata and update policy as written)."""
         written = ((parent.template or {}).get("resources") or {}).get(self._resource) or {}
         if not isinstance(written, Mapping):
             written = {}
         policy = written.get("deletion_policy", written.get("DeletionPolicy", "Delete"))
+        if not isinstance(policy, str):
+            # A function of parameters: the policy the parent's step decided and stored.
+            policy = queries.get_stack_resource(session, parent.id,
+                                                self._resource).deletion_policy
         return {"metadata": written.get("metadata", written.get("Metadata")) or {},
                 "deletion_policy": str(policy).capitalize(),
                 "update_policy": written.get("update_policy",

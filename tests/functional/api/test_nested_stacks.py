@@ -229,6 +229,20 @@ def test_resource_facade_shows_the_owning_resource(heat: Any) -> None:
                                        "updates": {}}
 
 
+def test_resource_facade_shows_a_deletion_policy_decided_from_parameters(heat: Any) -> None:
+    parent = ("heat_template_version: wallaby\nparameters:\n  keep: {type: boolean}\n"
+              "conditions:\n  kept: {get_param: keep}\n"
+              "resources:\n  child:\n    type: child.yaml\n"
+              "    deletion_policy: {if: [kept, Retain]}\n"
+              "outputs:\n  policy: {value: {get_attr: [child, policy]}}\n")
+    stack_id = heat.stacks.create(stack_name=unique("facade"), template=parent,
+                                  parameters={"keep": "yes"},
+                                  files={"child.yaml": FACADE_CHILD})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+
+    assert outputs(heat, stack_id) == {"policy": "Retain"}
+
+
 def test_resource_facade_outside_a_nested_stack_is_refused(heat: Any) -> None:
     with pytest.raises(heat_exc.HTTPBadRequest) as caught:
         heat.stacks.create(stack_name=unique("facade"), template=FACADE_CHILD)

@@ -163,6 +163,24 @@ def test_a_retained_resource_is_left_in_place_when_removed(heat: Any) -> None:
     assert deletes == {"kept": "Retained", "gone": "state changed"}
 
 
+def test_a_deletion_policy_from_a_parameter_is_honoured(heat: Any) -> None:
+    # Heat resolves functions of parameters in deletion_policy (get_param, if).
+    template = RETAIN.replace("deletion_policy: retain", "deletion_policy: {get_param: keep}"
+                              ).replace("resources:", "parameters:\n  keep: {type: string}\n"
+                                                      "resources:")
+    stack_id = heat.stacks.create(stack_name=unique("retain"), template=template,
+                                  parameters={"keep": "Retain"})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+
+    deletes = {e.resource_name: e.resource_status_reason
+               for e in heat.events.list(stack_id, sort_dir="asc")
+               if e.resource_status == "DELETE_COMPLETE" and e.resource_name in ("kept", "gone")}
+    assert deletes == {"kept": "Retained", "gone": "state changed"}
+
+
 def test_snapshot_deletion_policy_is_refused(heat: Any) -> None:
     with pytest.raises(heat_exc.HTTPBadRequest) as caught:
         heat.stacks.create(stack_name=unique("snap"),

@@ -300,3 +300,36 @@ def test_a_cycle_at_the_end_of_a_long_chain_of_conditions(make: Make) -> None:
     assert caught.value.message == ('Circular definition for condition "c2999": '
                                     "c2999 -> c3000 -> c2999")
     assert caught.value.location is not None and caught.value.location.line == 3004
+
+
+@pytest.mark.parametrize(("policy", "parameters", "expected"), [
+    ("{get_param: policy}", {"policy": "Retain"}, "Retain"),
+    ("{get_param: policy}", {"policy": "retain"}, "Retain"),  # lower case, as Heat's HOT
+    ("{if: [prod, Retain, Delete]}", {}, "Retain"),
+    ("{if: [dev, Retain]}", {}, "Delete"),  # left out: none given, the default
+])
+def test_a_deletion_policy_from_parameters_is_decided_as_heat_does(
+        make: Make, policy: str, parameters: dict[str, str], expected: str) -> None:
+    text = wallaby(f"resources:\n  r: {{type: Test::Plain, deletion_policy: {policy}}}\n"
+                   ).replace("parameters:\n",
+                             "parameters:\n  policy: {type: string, default: Delete}\n", 1)
+
+    assert make(text, parameters).resources["r"].deletion_policy == expected
+
+
+@pytest.mark.parametrize(("policy", "message"), [
+    ("{get_param: env}", 'Invalid deletion policy "prod"'),
+    ("{get_resource: other}", "The deletion policy may use only parameters, not other"),
+    ("{a: 1, b: 2}", "Resource r deletion_policy type must be string"),
+    ("{get_param: nope}", 'The specified reference "nope" (in resources.r) is incorrect.'),
+])
+def test_a_deletion_policy_that_names_no_policy_is_refused(make: Make, policy: str,
+                                                          message: str) -> None:
+    text = wallaby(f"resources:\n  other: {{type: Test::Plain}}\n"
+                   f"  r: {{type: Test::Plain, deletion_policy: {policy}}}\n")
+
+    with pytest.raises(StackValidationFailed) as caught:
+        make(text)
+
+    assert caught.value.message == message
+    assert str(caught.value.location).startswith("template:")

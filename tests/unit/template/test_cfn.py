@@ -100,6 +100,34 @@ def test_the_ir_of_a_cfn_template() -> None:
     assert dev.outputs["spare"].value is None
 
 
+POLICY = """\
+AWSTemplateFormatVersion: 2010-09-09
+Parameters:
+  Keep: {Type: String, Default: "no"}
+  Policy: {Type: String, Default: Retain}
+Conditions:
+  Kept: {Fn::Equals: [{Ref: Keep}, "yes"]}
+Resources:
+  by_ref: {Type: Test::Plain, DeletionPolicy: {Ref: Policy}}
+  by_if: {Type: Test::Plain, DeletionPolicy: {Fn::If: [Kept, Retain, Delete]}}
+"""
+
+
+def test_a_deletion_policy_from_parameters_is_decided_as_heat_does() -> None:
+    pseudo = pseudo_parameters("id", "st", "t")
+
+    stack = build(cfn(POLICY), {}, pseudo, lookup)
+    assert {n: r.deletion_policy for n, r in stack.resources.items()} == {
+        "by_ref": "Retain", "by_if": "Delete"}
+    kept = build(cfn(POLICY), {"Keep": "yes", "Policy": "Delete"}, pseudo, lookup)
+    assert {n: r.deletion_policy for n, r in kept.resources.items()} == {
+        "by_ref": "Delete", "by_if": "Retain"}
+    with pytest.raises(StackValidationFailed) as caught:
+        build(cfn(POLICY), {"Policy": "retain"}, pseudo, lookup)  # CFN: exact names only
+    assert str(caught.value) == ('template:8 Resources.by_ref.DeletionPolicy: Invalid '
+                                 'deletion policy "retain"')
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("AWSTemplateFormatVersion: 2010-09-09\nFoo: {}\n",
      "template:2 Foo: The template section is invalid: Foo"),
