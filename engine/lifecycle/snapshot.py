@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from engine.errors import KilnError
 from engine.ir.build import StaticScope
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
@@ -160,6 +161,11 @@ def _static(value: Any, scope: StaticScope) -> Any:
         try:
             return value.resolve(scope)
         except Deferred:
+            return Unresolved(_function_name(value), _function_args(value))
+        except KilnError:
+            # A value that cannot be evaluated (a str_split index out of range) fails its
+            # resource's step with the reason; the view must not fail the operation (and
+            # every later one, the delete included) on it.
             return Unresolved(_function_name(value), _function_args(value))
     if isinstance(value, Mapping):
         return {key: _static(item, scope) for key, item in value.items()}

@@ -126,6 +126,17 @@ def test_references_to_resources_not_yet_created_are_unresolved_markers() -> Non
     assert str(properties["database"]) == "<get_attr db output: known at run time>"
 
 
+def test_a_value_that_fails_to_evaluate_is_left_to_its_step() -> None:
+    # Found by tests/functional/api/test_template_properties.py: the error escaped the
+    # view, so every operation on the stack failed as an internal error, its delete too.
+    template = {"heat_template_version": "2018-08-31", "resources": {"r": {
+        "type": "OS::Heat::None",
+        "properties": {"piece": {"str_split": [",", "a,b", 5]}, "kept": "x"}}}}
+    properties = view(Facts(template=template, parameters={})).resources["r"].properties
+    assert properties["piece"] == Unresolved("str_split", ())
+    assert properties["kept"] == "x"
+
+
 # --- secrets ------------------------------------------------------------------------------
 
 
