@@ -25,16 +25,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                            threads=conf.api.threads, ident="kiln")
 
     def shut_down(*_: object) -> None:
+        if stop.is_set():
+            return  # a second signal while shutting down changes nothing
         stop.set()
         worker.wake()
-        server.close()
+        # waitress's run() returns on SystemExit, after closing its connections. Closing
+        # only the listening socket is not enough: the loop keeps polling clients' open
+        # keep-alive connections and never returns.
+        raise SystemExit
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, shut_down)
     thread.start()
     print(f"Kiln is listening on {kiln.api_url} (Heat API v1 at {kiln.api_url}/v1/<tenant-id>)",
           flush=True)
     try:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, shut_down)
         server.run()
     except OSError:
         if not stop.is_set():
