@@ -195,10 +195,12 @@ def _parameter_groups(doc: SourceDocument, data: Any,
                                         reason="The grouped parameters should be a list.")
         for position, name in enumerate(names):
             where = doc.location((*path, "parameters", position))
-            if name in seen:
+            # A name that is not text (a map, a list) names no parameter, as in Heat's
+            # list lookups; it must not reach the set and dict lookups below.
+            if isinstance(name, str) and name in seen:
                 raise StackValidationFailed(where, reason=(
                     f"The {name} parameter must be assigned to one parameter group only."))
-            if name not in parameters:
+            if not isinstance(name, str) or name not in parameters:
                 raise StackValidationFailed(where, reason=(
                     f"The grouped parameter {name} does not reference a valid parameter."))
             seen[name] = index

@@ -228,3 +228,11 @@ def test_parameter_errors_surface_from_load() -> None:
 def test_an_update_policy_must_be_a_map() -> None:
     assert refusal(resource("    type: T\n    update_policy: [1]\n")) == (
         "template:5 resources.r.update_policy: Resource r update_policy type must be object")
+
+
+@pytest.mark.parametrize("name", ["{repeat: p}", "[p]", "7"])
+def test_a_grouped_parameter_that_is_not_a_name_names_no_parameter(name: str) -> None:
+    text = ("heat_template_version: rocky\nparameters:\n  p: {type: string}\n"
+            f"parameter_groups:\n- parameters: [p, {name}]\nresources: {{}}\n")
+    assert refusal(text).startswith("template:5 parameter_groups[0].parameters[1]: The "
+                                     "grouped parameter ")
