@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from heatclient import exc as heat_exc
-from hypothesis import Phase, assume, given, note, settings
+from hypothesis import Phase, assume, example, given, note, settings
 
 from tests.functional import servers
 from tests.functional.conftest import heat_for, unique
@@ -140,8 +140,32 @@ def send(heat: Any, case: Case) -> None:
     wait_final(heat, stack_id, "DELETE")
 
 
+def regression(template: dict[str, Any]) -> Case:
+    return Case(template=template, parameters={}, files={},
+                features=frozenset({"regression"}))
+
+
+# What these tests found once, kept so that it is tried on every run.
+REGRESSIONS = (
+    # A value failing to evaluate made the lifecycle view fail: create and delete ended as
+    # internal errors, and validate refused what create accepted.
+    regression({"heat_template_version": "2021-04-16", "resources": {"r": {
+        "type": "OS::Heat::None",
+        "properties": {"piece": {"str_split": [",", "a,b", 5]},
+                       "data": {"yaql": {"expression": "$.data.m",
+                                         "data": {"m": {"if": [False, 1]}}}}}}}}),
+    # A parameter group naming a map: a TypeError, a 500.
+    regression({"heat_template_version": "2018-08-31",
+                "parameters": {"p": {"type": "string", "default": "x"}},
+                "parameter_groups": [{"parameters": ["p", {"repeat": "p"}]}],
+                "resources": {"r": {"type": "OS::Heat::None"}}}),
+)
+
+
 @settings(max_examples=examples(60), phases=(Phase.explicit, Phase.generate))
 @given(case=cases(max_depth=2))
+@example(case=REGRESSIONS[0])
+@example(case=REGRESSIONS[1])
 def test_any_template_gets_an_answer_and_every_stack_ends(heat: Any, log: Log,
                                                           case: Case) -> None:
     assume(known_failing(case) is None)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hypothesis import assume, given, note, settings
+from hypothesis import assume, example, given, note, settings
 
 from engine.errors import KilnError
 from engine.ir.build import build, properties_for_runtime, pseudo_parameters
@@ -105,6 +105,11 @@ def storable(value: Any) -> bool:
 
 @settings(max_examples=examples(300))
 @given(cases())
+# Found once: a parameter group naming a map was a TypeError.
+@example(Case(template={"heat_template_version": "2018-08-31",
+                        "parameters": {"p": {"type": "string"}},
+                        "parameter_groups": [{"parameters": [["p"]]}], "resources": {}},
+              parameters={}, files={}, features=frozenset({"regression"})))
 def test_building_any_template_raises_only_kiln_errors(case: Case) -> None:
     assume(known_failing(case) is None)
     note(case.describe())
