@@ -58,7 +58,7 @@ api_opts = [
         "max_body_bytes",
         default=1048576,
         min=1024,
-        help="Largest request body accepted; larger ones get 413 RequestLimitExceeded.",
+        help="Largest request body accepted; larger ones get 400 RequestLimitExceeded.",
     ),
     cfg.IntOpt(
         "max_template_bytes",
@@ -70,7 +70,7 @@ api_opts = [
                help="Most resources one template may declare."),
     cfg.IntOpt("max_stacks_per_tenant", default=512, min=-1,
                help="Most stacks (not deleted) one tenant may have; a create past it is "
-               "refused with 413 RequestLimitExceeded. -1: no limit. The quota lifecycle "
+               "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
                "plugin adds per-tenant overrides."),
 ]
 

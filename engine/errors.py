@@ -29,9 +29,8 @@ them into exit codes is ``engine.cli.main``::
     │   ├── UnknownUserParameter
     │   ├── ImmutableParameterModified
     │   ├── InvalidFilter
-    │   └── BadRequest
-    ├── RequestTooLarge ........ 413 (Heat's RequestLimitExceeded shape)
-    │   └── RequestLimitExceeded
+    │   ├── BadRequest
+    │   └── RequestLimitExceeded  (every size and count limit; 400, as in Heat)
     ├── Unauthorized ........... 401
     │   └── AuthenticationRequired
     ├── Forbidden .............. 403
@@ -114,10 +113,6 @@ class Conflict(KilnError):
 
 
 class Invalid(KilnError):
-    msg_fmt = "{reason}"
-
-
-class RequestTooLarge(KilnError):
     msg_fmt = "{reason}"
 
 
@@ -255,7 +250,7 @@ class BadRequest(Invalid):
     msg_fmt = "{reason}"
 
 
-class RequestLimitExceeded(RequestTooLarge):
+class RequestLimitExceeded(Invalid):
     msg_fmt = "Request limit exceeded: {reason}"
 
 

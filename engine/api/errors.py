@@ -21,7 +21,6 @@ STATUS_BY_CATEGORY: dict[type[errors.KilnError], int] = {
     errors.NotFound: 404,
     errors.Conflict: 409,
     errors.Invalid: 400,
-    errors.RequestTooLarge: 413,
     errors.Unauthorized: 401,
     errors.Forbidden: 403,
     errors.Unavailable: 503,
@@ -37,8 +36,6 @@ TITLES: dict[int, tuple[str, str]] = {
     404: ("Not Found", "The resource could not be found."),
     405: ("Method Not Allowed", "The method is not allowed for this resource."),
     409: ("Conflict", "There was a conflict when trying to complete your request."),
-    413: ("Request Entity Too Large", "The body of your request was too large for this "
-                                      "server."),
     500: ("Internal Server Error", "The server has either erred or is incapable of performing "
                                    "the requested operation."),
     502: ("Bad Gateway", "The server received an invalid response from a backend it "

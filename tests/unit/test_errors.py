@@ -118,7 +118,7 @@ def test_heat_message_texts(exc: errors.KilnError, text: str) -> None:
         (errors.UnknownUserParameter, errors.Invalid),
         (errors.InvalidFilter, errors.Invalid),
         (errors.BadRequest, errors.Invalid),
-        (errors.RequestLimitExceeded, errors.RequestTooLarge),
+        (errors.RequestLimitExceeded, errors.Invalid),
         (errors.AuthenticationRequired, errors.Unauthorized),
         (errors.InvalidTenant, errors.Forbidden),
         (errors.DatabaseUnavailable, errors.Unavailable),

@@ -130,12 +130,12 @@ def test_malformed_json_body(api: Any) -> None:
 
 def test_oversized_body(api: Any) -> None:
     body = json.dumps(stack(GOOD + "#" + "x" * 1_100_000 + "\n"))
-    message = fault(api.post(body), 413, "RequestLimitExceeded")
+    message = fault(api.post(body), 400, "RequestLimitExceeded")
     assert "exceeds maximum allowed size (1048576 bytes)" in message
 
 
 def test_oversized_template(api: Any) -> None:
-    message = fault(api.post(stack(GOOD + "#" + "x" * 600_000 + "\n")), 413,
+    message = fault(api.post(stack(GOOD + "#" + "x" * 600_000 + "\n")), 400,
                     "RequestLimitExceeded")
     assert "Template size" in message
 
@@ -144,7 +144,7 @@ def test_a_yaml_alias_bomb_is_refused(api: Any) -> None:
     lines = ["heat_template_version: 2018-08-31", "x0: &x0 [a, a, a, a, a, a, a, a, a, a]"]
     lines += [f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]" for i in range(1, 9)]
 
-    message = fault(api.post(stack("\n".join(lines) + "\n")), 413, "RequestLimitExceeded")
+    message = fault(api.post(stack("\n".join(lines) + "\n")), 400, "RequestLimitExceeded")
 
     assert message.endswith("Template expands to more than 200000 values (YAML aliases "
                             "included); refused.")
@@ -155,7 +155,7 @@ def test_a_yaml_alias_bomb_is_refused(api: Any) -> None:
 def test_deeply_nested_bodies_are_refused(api: Any, depth: int) -> None:
     body = '{"stack_name": "deep", "template": ' + '{"x": ' * depth + "1" + "}" * depth + "}"
 
-    message = fault(api.post(body), 413, "RequestLimitExceeded")
+    message = fault(api.post(body), 400, "RequestLimitExceeded")
 
     assert message == ("Request limit exceeded: The request body nests too deeply."
                        if depth > 1000 else
@@ -166,14 +166,14 @@ def test_deeply_nested_bodies_are_refused(api: Any, depth: int) -> None:
 def test_a_chain_of_10000_resources_is_refused_for_the_resource_limit(api: Any) -> None:
     """``r0`` depends on ``r1`` ... ``r9999``: once a RecursionError (a 500) in the cycle
     check; now counted against ``max_resources_per_stack`` (1000) before any resource is
-    read. Kiln's 413 for the limit where Heat answers 400 (architecture.rst)."""
+    read. A 400, as Heat answers every ``RequestLimitExceeded``."""
     lines = ["heat_template_version: 2018-08-31", "resources:"]
     lines += [f"  r{i}: {{type: OS::Heat::None, depends_on: r{i + 1}}}" for i in range(9999)]
     lines.append("  r9999: {type: OS::Heat::None}")
     response = requests.post(f"{api.base}/validate", headers=api.headers, timeout=30,
                              data=json.dumps({"template": "\n".join(lines) + "\n"}))
 
-    message = fault(response, 413, "RequestLimitExceeded")
+    message = fault(response, 400, "RequestLimitExceeded")
 
     assert message == "Request limit exceeded: Maximum resources per stack exceeded."
 

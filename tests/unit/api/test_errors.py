@@ -26,7 +26,7 @@ from engine.errors import Location
         (errors.ResourceTypeNotFound(type_name="OS::Nope"), 400),
         (errors.UserParameterMissing(key="p"), 400),
         (errors.BadRequest(reason="x"), 400),
-        (errors.RequestLimitExceeded(reason="x"), 413),
+        (errors.RequestLimitExceeded(reason="x"), 400),
         (errors.AuthenticationRequired(reason="x"), 401),
         (errors.InvalidTenant(target="a", actual="b"), 403),
         (errors.DatabaseUnavailable(reason="x"), 503),
@@ -153,6 +153,22 @@ def test_conflict_error(client: falcon.testing.TestClient, resource: Raising) ->
     assert envelope(result)["explanation"] == (
         "There was a conflict when trying to complete your request."
     )
+
+
+def test_a_request_limit_gets_heats_bad_request_body(
+    client: falcon.testing.TestClient, resource: Raising
+) -> None:
+    # Heat's fault middleware maps RequestLimitExceeded to HTTPBadRequest, sizes included.
+    resource.error = errors.RequestLimitExceeded(
+        reason="Maximum resources per stack exceeded.")
+
+    result = client.simulate_get("/thing")
+
+    assert result.status_code == 400
+    assert envelope(result) == fault_body(
+        400, "RequestLimitExceeded",
+        "Request limit exceeded: Maximum resources per stack exceeded.")
+    assert result.json["title"] == "Bad Request"
 
 
 def test_unexpected_exception_is_a_500_without_details(
