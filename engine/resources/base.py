@@ -371,7 +371,8 @@ class Resource:
         return select_attribute(self.get_attribute(name), path)
 
     def get_reference_id(self) -> str | None:
-        return self.physical_id
+        # Heat's default (resource.py): the physical id once there is one, else the name.
+        return self.physical_id if self.physical_id is not None else self.name
 
     def all_attributes(self) -> dict[str, Any]:
         """Every declared attribute (``get_attr: [name]``), as Heat leaves out ``show``."""

@@ -69,10 +69,6 @@ class Delay(Resource):
     def check_resume_complete(self, token: Token) -> bool:
         return self._waited(token)
 
-    def get_reference_id(self) -> str | None:
-        # Heat's reference for a resource without a physical id is its name.
-        return self.physical_id or self.name
-
     def _start(self, action: str) -> dict[str, Any]:
         """Draw this action's wait and record its deadline in ``data`` and the token."""
         wait = 0.0

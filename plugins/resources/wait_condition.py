@@ -220,10 +220,6 @@ class WaitCondition(Resource):
     def check_update_complete(self, token: Token) -> bool:
         return self._waited(token)
 
-    def get_reference_id(self) -> str | None:
-        # No physical id, as in Heat: get_resource gives the name.
-        return self.physical_id or self.name
-
     def get_attribute(self, name: str) -> Any:
         received = self.data.get("received")
         if name != "data" or received is None:

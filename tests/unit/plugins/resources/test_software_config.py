@@ -82,11 +82,11 @@ def test_each_config_gets_its_own_id(build: Build, runtime: FakeRuntime) -> None
     assert len(set(runtime.recorded)) == 2
 
 
-def test_config_is_null_before_the_create(build: Build) -> None:
+def test_config_is_null_and_its_reference_its_name_before_the_create(build: Build) -> None:
     res = build(SoftwareConfig, {"config": "x"})
 
     assert res.get_attribute("config") is None
-    assert res.get_reference_id() is None
+    assert res.get_reference_id() == "res"  # Heat's default without a physical id
 
 
 def test_no_property_is_update_allowed_so_any_change_replaces(build: Build) -> None:
