@@ -182,9 +182,14 @@ def _parse_one(doc: SourceDocument, name: str, body: Any, version: HotVersion | 
         raise StackValidationFailed(doc.location((*path, "type")),
                                     reason=f'Invalid type ({kind}) for parameter ({name}); '
                                            f'must be one of {", ".join(TYPES)}')
+    listed = body.get("constraints")
+    if listed is not None and not isinstance(listed, list):
+        raise StackValidationFailed(doc.location((*path, "constraints")),
+                                    reason=f"Invalid parameter constraints for parameter "
+                                           f"{name}, expected a list")
     constraints = tuple(
         _parse_constraint(doc, item, (*path, "constraints", i), kind, version)
-        for i, item in enumerate(body.get("constraints") or [])
+        for i, item in enumerate(listed or [])
     )
     tags = body.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):

@@ -26,20 +26,10 @@ def examples(default: int) -> int:
     return max(1, default * settings().max_examples // 100)
 
 
-def _constraints_not_a_list(case: Case) -> bool:
-    parameters = case.template.get("parameters")
-    return isinstance(parameters, dict) and any(
-        isinstance(body, dict) and body.get("constraints") is not None
-        and not isinstance(body["constraints"], list) for body in parameters.values())
-
-
 # Classes of failure found by these strategies whose fixes are landing (issue 17): why ->
 # which cases show it. The property tests leave such cases out (``known_failing``) so that
 # the rest is checked; delete an entry once its fix is in.
-KNOWN_FAILING: dict[str, Callable[[Case], bool]] = {
-    "a parameter's constraints that are not a list (a number, a date) raise TypeError in "
-    "engine/template/parameters.py _parse_one: a 500": _constraints_not_a_list,
-}
+KNOWN_FAILING: dict[str, Callable[[Case], bool]] = {}
 
 
 def known_failing(case: Case) -> str | None:

@@ -86,6 +86,15 @@ def test_unknown_key_is_named_with_its_line() -> None:
     )
 
 
+@pytest.mark.parametrize("constraints", ["true", "5", "{length: {min: 1}}", "'x'"])
+def test_constraints_must_be_a_list_as_heat_says(constraints: str) -> None:
+    with pytest.raises(StackValidationFailed) as caught:
+        schemas(f"parameters:\n  p:\n    type: string\n    constraints: {constraints}\n")
+
+    assert str(caught.value) == ("template:4 parameters.p.constraints: Invalid parameter "
+                                 "constraints for parameter p, expected a list")
+
+
 @pytest.mark.parametrize("body", ["{type: integer}", "{default: 1}"])
 def test_invalid_type(body: str) -> None:
     with pytest.raises(StackValidationFailed,
