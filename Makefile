@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+# Four test processes on two cores: the functional tests spend much of their time waiting
+# on the servers they start, so two left the cores half idle (4m53s against 3m40s).
+PYTEST_WORKERS ?= 4
 
 .PHONY: run test lint sample-config benchmark
 
@@ -26,7 +29,7 @@ test: $(BIN)/python
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 --dist worksteal -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal -p no:cacheprovider $(PYTEST_ARGS)
 
 ## make sample-config: regenerate etc/kiln/kiln.conf.sample (a test fails when it is stale).
 sample-config: $(BIN)/python
