@@ -11,6 +11,7 @@ import falcon
 
 from engine.context import RequestContext
 from engine.errors import BadRequest, RequestLimitExceeded
+from engine.services.stack_requests import extract_int
 
 # Deep enough for a template sent as an object (its own limit is 64 levels, a few levels
 # down the body); far below where a recursive walk of the values would fail.
@@ -60,29 +61,10 @@ def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
 
 
 def integer(req: falcon.Request, name: str) -> int | None:
-    """Heat's ``extract_int``: the text of an integer (not ``1.5``, ``" 1"`` or ``1e3``),
-    at least 0. Kiln adds an upper bound, the largest integer a database compares."""
+    """A query integer, read as Heat's ``extract_int`` reads it, at most the largest
+    integer a database compares."""
     value = req.get_param(name)
-    if value is None:
-        return None
-    if not _int_like(value):
-        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
-    number = int(value)
-    if number < 0:
-        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
-                                "non-negative integer.")
-    if number > MAX_QUERY_INTEGER:
-        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
-                                f"integers up to {MAX_QUERY_INTEGER}.")
-    return number
-
-
-def _int_like(value: str) -> bool:
-    """oslo's ``is_int_like``: the text of the integer the value reads as is the value."""
-    try:
-        return str(int(value)) == value
-    except ValueError:  # not a number, or past int()'s 4300 digits
-        return False
+    return None if value is None else extract_int(value, name, MAX_QUERY_INTEGER)
 
 
 def tags(req: falcon.Request, name: str) -> tuple[str, ...]:

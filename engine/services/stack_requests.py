@@ -69,22 +69,26 @@ def _map_or_none(body: Mapping[str, Any], key: str, message: str) -> Mapping[str
 
 
 def timeout_mins(value: Any) -> int | None:
-    """Heat's ``extract_int``: a value whose text is an integer's (``5``, ``"5"``; not
-    ``5.0``, ``" 5"`` or ``true``), at least 0; 0 and absent mean the default. Kiln adds an
-    upper bound, the column's."""
+    """``timeout_mins``: 0 and absent mean the default. Kiln bounds it by the column."""
     if value in (None, ""):
         return None
-    name = "timeout_mins"
+    return extract_int(value, "timeout_mins", MAX_TIMEOUT_MINS) or None
+
+
+def extract_int(value: Any, name: str, maximum: int) -> int:
+    """Heat's ``extract_int``, for bodies and query strings alike: a value whose text is
+    an integer's (``5``, ``"5"``; not ``5.0``, ``" 5"``, ``1e3`` or ``true``), at least 0.
+    Kiln adds ``maximum``, what the database can hold or compare."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not _int_like(value):
         raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
-    minutes = int(value)
-    if minutes < 0:
+    number = int(value)
+    if number < 0:
         raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
                                 "non-negative integer.")
-    if minutes > MAX_TIMEOUT_MINS:
+    if number > maximum:
         raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
-                                f"integers up to {MAX_TIMEOUT_MINS}.")
-    return minutes or None
+                                f"integers up to {maximum}.")
+    return number
 
 
 def _int_like(value: int | str) -> bool:
@@ -93,7 +97,7 @@ def _int_like(value: int | str) -> bool:
         return True
     try:
         return str(int(value)) == value
-    except ValueError:
+    except ValueError:  # not a number, or past int()'s 4300 digits
         return False
 
 
