@@ -115,9 +115,12 @@ def _first_line(error: Any) -> str:
 
 
 def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
+    # hide_parameters: a statement's error text would otherwise carry its bound values
+    # (resource data, properties, hidden parameters) into the log lines that report it.
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": busy_timeout_ms / 1000.0,
-                                                  "check_same_thread": False})
+                                                  "check_same_thread": False},
+                               hide_parameters=True)
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -137,4 +140,5 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
             connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+                         hide_parameters=True)
