@@ -198,8 +198,11 @@ class TemplateResource(ChildStackResource):
         return self.outputs()
 
     def get_reference_id(self) -> str | None:
-        # Heat's rule: the template's OS::stack_id output when it has one, else the
-        # child's ARN (template_resource.py get_reference_id).
+        # Heat's rule (template_resource.py get_reference_id): the name until the child
+        # exists, then the template's OS::stack_id output when it has one, else the
+        # child's ARN.
+        if self.physical_id is None:
+            return self.name
         return self.outputs().get("OS::stack_id") or self.stack_arn()
 
 

@@ -85,6 +85,7 @@ class CloudFormationStack(ChildStackResource):
         return None
 
     def get_reference_id(self) -> str | None:
-        # Heat's AWS::CloudFormation::Stack is referred to by its child's ARN; an
-        # OS::Heat::Stack (and a group) by the child's id.
-        return self.stack_arn()
+        # Heat's AWS::CloudFormation::Stack is referred to by its child's ARN, and by its
+        # name until the child exists (aws/cfn/stack.py); an OS::Heat::Stack (and a
+        # group) by the child's id, the base class's default.
+        return self.stack_arn() or self.name

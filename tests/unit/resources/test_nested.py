@@ -28,5 +28,8 @@ def test_the_templates_stack_id_output_is_its_reference_when_it_has_one() -> Non
     assert provider(CHILD, {"OS::stack_id": "server-id-1"}).get_reference_id() == "server-id-1"
 
 
-def test_a_template_resource_not_created_has_no_reference() -> None:
-    assert provider().get_reference_id() is None
+def test_a_template_resource_not_created_is_referred_to_by_its_name() -> None:
+    # Heat's template_resource.py: the name while there is no child stack, even with
+    # an OS::stack_id output in the template.
+    assert provider().get_reference_id() == "res"
+    assert provider(None, {"OS::stack_id": "server-id-1"}).get_reference_id() == "res"
