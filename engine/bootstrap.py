@@ -71,7 +71,6 @@ class Kiln:
     def stacks(self) -> StackService:
         limits = StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
-            max_resources_per_stack=self.conf.api.max_resources_per_stack,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
         return StackService(self.db, self.registry, limits, utcnow,
@@ -157,11 +156,6 @@ def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:
 
 
 def evaluation_budget(conf: cfg.ConfigOpts) -> budget.Budget:
-    """What one evaluation of a template may cost (``engine.budget``)."""
-    return budget.Budget(
-        max_value_chars=conf.template.max_value_chars,
-        max_function_items=conf.template.max_function_items,
-        max_resources_per_stack=conf.api.max_resources_per_stack,
-        yaql_limit_iterators=conf.yaql.limit_iterators,
-        yaql_memory_quota=conf.yaql.memory_quota,
-        evaluation_timeout_seconds=conf.template.evaluation_timeout_seconds)
+    """What one evaluation of a template may cost, and how many resources a stack and
+    its nested stacks may hold (``engine.budget``)."""
+    return budget.from_options(lambda group, name: getattr(getattr(conf, group), name))

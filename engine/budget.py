@@ -16,9 +16,11 @@ with one :class:`Budget`:
 * **group members** (``max_resources_per_stack``): a group holds no more members than a
   stack may hold resources (``engine.schema.ResourceLimit``);
 * **yaql** (``yaql_limit_iterators``, ``yaql_memory_quota``): Heat's ``[yaql]`` quotas;
-* **time** (``evaluation_timeout_seconds``): regular expressions and yaql together, per
-  evaluation. Patterns run on the ``regex`` module with a timeout (:func:`match_pattern`,
-  :class:`BoundedPattern`), Python code under a deadline (:func:`python_deadline`).
+* **time** (``evaluation_timeout_seconds``): regular expressions, yaql and
+  ``str_replace`` together, per evaluation, by the wall clock. Patterns run on the
+  ``regex`` module with a timeout (:func:`match_pattern`, :class:`BoundedPattern`),
+  Python code under a deadline (:func:`python_deadline`), ``str_replace`` checks the
+  deadline before each key.
 
 Who does what: ``engine.bootstrap`` calls :func:`configure` once per process; the entry
 points of an evaluation (``engine.ir.build.build``, the worker's property evaluation and
@@ -47,6 +49,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import regex
 
+from engine import config
 from engine.errors import EvaluationTooLong, Location, TooManyItems, ValueTooLarge
 
 P = ParamSpec("P")
@@ -55,14 +58,35 @@ T = TypeVar("T")
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """The limits; the defaults are the configuration's (``engine.config``)."""
+    """The limits. They have no defaults here: each is an option of ``engine.config``
+    (:data:`OPTIONS`), and :data:`DEFAULT` holds the options' declared defaults."""
 
-    max_value_chars: int = 1_048_576
-    max_function_items: int = 10_000
-    max_resources_per_stack: int = 1000
-    yaql_limit_iterators: int = 200
-    yaql_memory_quota: int = 10_000
-    evaluation_timeout_seconds: float = 2.0
+    max_value_chars: int
+    max_function_items: int
+    max_resources_per_stack: int  # also the whole tree of a nested stack (Heat's rule)
+    yaql_limit_iterators: int
+    yaql_memory_quota: int
+    evaluation_timeout_seconds: float
+
+
+# Each limit's option in ``engine.config``: (group, name).
+OPTIONS: Mapping[str, tuple[str, str]] = {
+    "max_value_chars": ("template", "max_value_chars"),
+    "max_function_items": ("template", "max_function_items"),
+    "max_resources_per_stack": ("api", "max_resources_per_stack"),
+    "yaql_limit_iterators": ("yaql", "limit_iterators"),
+    "yaql_memory_quota": ("yaql", "memory_quota"),
+    "evaluation_timeout_seconds": ("template", "evaluation_timeout_seconds"),
+}
+
+
+def from_options(option: Callable[[str, str], Any]) -> Budget:
+    """The budget whose every limit is ``option(group, name)`` of its option."""
+    return Budget(**{field: option(group, name) for field, (group, name) in OPTIONS.items()})
+
+
+# What holds until ``engine.bootstrap`` configures the process: the shipped defaults.
+DEFAULT = from_options(config.declared_default)
 
 
 @dataclasses.dataclass
@@ -72,7 +96,7 @@ class _Evaluation:
     deadline: float | None = None  # of the timed work running now (monotonic)
 
 
-_configured = Budget()
+_configured = DEFAULT
 _current: contextvars.ContextVar[_Evaluation | None] = contextvars.ContextVar(
     "kiln_evaluation", default=None)
 

@@ -1,14 +1,17 @@
 """Every oslo.config option of Kiln, by group, and ``list_opts`` for the sample generator.
 
 Options are declared here and read only in ``engine.bootstrap`` and ``engine.cmd``; the rest
-of the engine receives plain values. Every option can also be set from the environment the
-way oslo.config does it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
+of the engine receives plain values (``engine.budget`` reads the declared defaults of its
+limits, :func:`declared_default`, so that they are written only here). Every option can
+also be set from the environment the way oslo.config does it: ``OS_<GROUP>__<OPTION>``
+(``OS_API__BIND_PORT=18004``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from oslo_config import cfg, types
 
@@ -67,7 +70,10 @@ api_opts = [
         help="Largest template accepted (as text, or as JSON when sent as an object).",
     ),
     cfg.IntOpt("max_resources_per_stack", default=1000, min=1,
-               help="Most resources one template may declare."),
+               help="Most resources one stack may hold: those its template declares "
+               "and, counted as Heat counts them, those of every stack nested in it "
+               "with them (a nested stack that would pass it fails its resource with "
+               "RequestLimitExceeded). Also the most members of one group."),
     cfg.IntOpt("max_stacks_per_tenant", default=512, min=-1,
                help="Most stacks (not deleted) one tenant may have; a create past it is "
                "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
@@ -133,10 +139,11 @@ template_opts: list[cfg.Opt] = [
                "map_merge. Checked before the work starts."),
     cfg.FloatOpt("evaluation_timeout_seconds", default=2.0, min=0.01,
                  help="Time the regular expressions (allowed_pattern, AllowedPattern, "
-                 "yaql's regex functions) and the yaql expressions of one evaluation (a "
-                 "request's template, one resource's properties, a stack's outputs) may "
-                 "take in all. A pattern that backtracks for ever, or a yaql loop, stops "
-                 "there with a clear error."),
+                 "yaql's regex functions), the yaql expressions and the str_replace calls "
+                 "of one evaluation (a request's template, one resource's properties, a "
+                 "stack's outputs) may take in all, by the wall clock. A pattern that "
+                 "backtracks for ever, a yaql loop or a str_replace of thousands of keys "
+                 "over a long text stops there with a clear error."),
 ]
 
 yaql_opts: list[cfg.Opt] = [
@@ -185,6 +192,16 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 def list_opts() -> list[tuple[str | None, Sequence[cfg.Opt]]]:
     """Entry point ``oslo.config.opts: kiln`` used by oslo-config-generator."""
     return [(group, list(opts)) for group, opts in GROUPS.items()]
+
+
+def declared_default(group: str | None, name: str) -> Any:
+    """The default ``[group] name`` is declared with above, before any file or the
+    environment is read: what ``engine.budget`` holds until the process is configured,
+    so that a limit's default is written once, here."""
+    for opt in GROUPS[group]:
+        if opt.dest == name:
+            return opt.default
+    raise KeyError(f"no option [{group}] {name}")
 
 
 def load(argv: Sequence[str] | None = None, prog: str = "kiln") -> cfg.ConfigOpts:

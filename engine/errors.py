@@ -225,8 +225,8 @@ class TooManyItems(BudgetExceeded):
 
 
 class EvaluationTooLong(BudgetExceeded):
-    msg_fmt = ("{what} took too long: the regular expressions and yaql of one "
-               "evaluation may take {seconds} s in all ([template] "
+    msg_fmt = ("{what} took too long: the regular expressions, yaql and str_replace of "
+               "one evaluation may take {seconds} s in all ([template] "
                "evaluation_timeout_seconds).")
 
 

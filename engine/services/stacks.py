@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine import budget
 from engine.context import RequestContext
 from engine.db import operations, queries
 from engine.db.models import Event, Resource, Stack
@@ -80,7 +81,6 @@ NO_ID = "None"
 @dataclasses.dataclass(frozen=True)
 class StackLimits:
     max_template_bytes: int = 524288
-    max_resources_per_stack: int = 1000
     default_timeout_seconds: int = 3600
     max_stacks_per_tenant: int = -1  # -1: no limit
 
@@ -247,7 +247,8 @@ class StackService:
         doc = document(template)
         # Counted as written, before any resource is read: a template past the limit
         # costs no more than its parse.
-        if written_resources(doc) > self._limits.max_resources_per_stack:
+        # The limit is the budget's (one value for the API, groups and nested stacks).
+        if written_resources(doc) > budget.limits().max_resources_per_stack:
             raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
         files = stack_requests.files(body)
         timeout_mins = stack_requests.timeout_mins(body.get("timeout_mins"))

@@ -5,6 +5,7 @@ statement sent to the database in between is counted."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import pathlib
 import tempfile
 import uuid
@@ -13,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import event
 
+from engine import budget
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import migration
 from engine.db.models import Stack
@@ -44,8 +46,9 @@ def count_statements(template: str, changed: str, kind: str | None) -> dict[str,
     with _database(kind) as db:
         migration.upgrade(db)
         registry = ResourceTypeRegistry.load()
-        stacks = StackService(db, registry, StackLimits(max_resources_per_stack=100000),
-                              utcnow)
+        # Shapes far larger than a stack may hold by default.
+        budget.configure(dataclasses.replace(budget.limits(), max_resources_per_stack=100000))
+        stacks = StackService(db, registry, StackLimits(), utcnow)
         tenant = TenantService(db, utcnow).create_tenant(f"t{uuid.uuid4().hex[:6]}")
         ctx = RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
         loop = WorkerLoop(db, registry, WorkerSettings(idle_poll_seconds=0.0), host="bench")

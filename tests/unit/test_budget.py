@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
 
 import pytest
 
-from engine import budget
+from engine import budget, config
 from engine.errors import EvaluationTooLong, Location, TooManyItems, ValueTooLarge
 
 HERE = Location(path="resources.r.properties.p", line=7)
 # Backtracks for 2**40 steps on this input in Python's re and in the regex module alike.
 BOMB, BOMB_INPUT = r"(a|aa)+$", "a" * 40 + "b"
-SHORT = budget.Budget(evaluation_timeout_seconds=0.05)
+SHORT = dataclasses.replace(budget.DEFAULT, evaluation_timeout_seconds=0.05)
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_counting_stops_past_the_limit_so_shared_values_cost_no_more() -> None:
 
 
 def test_a_meter_refuses_once_the_total_passes_the_budget() -> None:
-    with budget.evaluation(budget.Budget(max_value_chars=10)):
+    with budget.evaluation(dataclasses.replace(budget.DEFAULT, max_value_chars=10)):
         meter = budget.Meter("repeat", HERE)
         meter.add("abcd")
         with pytest.raises(ValueTooLarge) as raised:
@@ -57,7 +58,7 @@ def test_a_meter_refuses_once_the_total_passes_the_budget() -> None:
 
 
 def test_item_counts_are_refused_before_the_work() -> None:
-    with budget.evaluation(budget.Budget(max_function_items=3)):
+    with budget.evaluation(dataclasses.replace(budget.DEFAULT, max_function_items=3)):
         budget.check_items(3, "list_concat", HERE)
         with pytest.raises(TooManyItems, match="would produce 4 items, more than 3"):
             budget.check_items(4, "list_concat", HERE)
@@ -65,14 +66,26 @@ def test_item_counts_are_refused_before_the_work() -> None:
 
 def test_configure_sets_the_process_budget_and_an_evaluation_may_override_it(
         configured: None) -> None:
-    budget.configure(budget.Budget(max_value_chars=5000))
+    budget.configure(dataclasses.replace(budget.DEFAULT, max_value_chars=5000))
     assert budget.limits().max_value_chars == 5000
 
-    with budget.evaluation(budget.Budget(max_value_chars=7)):
+    with budget.evaluation(dataclasses.replace(budget.DEFAULT, max_value_chars=7)):
         assert budget.limits().max_value_chars == 7
         with budget.evaluation():  # a nested entry point joins the one running
             assert budget.limits().max_value_chars == 7
     assert budget.limits().max_value_chars == 5000
+
+
+def test_a_budget_has_no_defaults_of_its_own_but_the_options() -> None:
+    # Every limit is written once, as its option's default in engine.config.
+    with pytest.raises(TypeError):
+        budget.Budget()  # type: ignore[call-arg]
+    declared = {(group, opt.dest): opt.default
+                for group, opts in config.list_opts() for opt in opts}
+
+    assert {field: declared[option] for field, option in budget.OPTIONS.items()} \
+        == dataclasses.asdict(budget.DEFAULT)
+    assert set(budget.OPTIONS) == {f.name for f in dataclasses.fields(budget.Budget)}
 
 
 # --- regular expressions ---------------------------------------------------------------

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from engine import budget
@@ -34,16 +36,24 @@ class StrReplace(Function):
         if not all(isinstance(k, str) for k in params):
             raise self.fail(f'"{self.fn_name}" param placeholders must be strings')
         values = {k: self._value(k, v) for k, v in params.items()}
-        # NOTE: longest keys first, so that a key that is a prefix of another cannot
-        # clobber it; this is the order Heat applies. Like Heat, split on each key and
-        # join the pieces with its value, so text inserted by one key is never searched
-        # for the next one.
+        # NOTE: longest keys first, equal lengths in order, as Heat sorts them (Replace in
+        # heat/engine/hot/functions.py), so that a key that is a prefix of another cannot
+        # clobber it.
         keys = sorted(values, key=lambda k: (-len(k), k))
         if keys and not keys[-1]:
             raise self.fail(f'"{self.fn_name}" param placeholders must not be empty')
         found: set[str] = set()
-        result = _replace_all(text, keys, values, found,
-                              budget.Meter(self.fn_name, self.location))
+        what = f'Evaluation of "{self.fn_name}"'
+        try:
+            # A pass over the text per key: fast, but a long text and many keys are the
+            # time of a pattern, so they share the evaluation's time budget.
+            with budget.timed(what, self.location) as deadline:
+                result = _replace_all(text, keys, values, found,
+                                      budget.Meter(self.fn_name, self.location), deadline)
+        except TimeoutError:
+            raise budget.too_long(what, self.location) from None
+        except ValueError as exc:
+            raise self.fail(f'"{self.fn_name}" {exc}') from None
         self._check(keys, found)
         return result
 
@@ -62,39 +72,48 @@ class StrReplace(Function):
 
 
 def _replace_all(text: str, keys: list[str], values: Mapping[str, str], found: set[str],
-                 meter: budget.Meter) -> str:
-    """``text`` with each key replaced in turn, only in text no earlier key inserted.
+                 meter: budget.Meter, deadline: float) -> str:
+    """``text`` with each key replaced in turn, as Heat replaces them: a key is found only
+    in the text between the places of the keys before it, never in a value.
 
-    The text is kept as segments, each either searchable (from ``text``) or inserted (a
-    value), and the size of the result is counted before it is joined, so an
-    amplification stops at the budget without being built. Neither depth (Heat's
-    recursive split) nor one Python step per key and segment: a key absent from every
-    searchable segment is skipped with one search of their text together."""
-    segments: list[tuple[str, bool]] = [(text, True)]
-    meter.add_size(1 + len(text))
-    searchable = text
+    Heat splits the text on the first key, each piece on the next key, and so on, and
+    joins the pieces back with the values. The same result in one ``replace`` per key:
+    each place a key is found becomes one character found in no key and not in the text
+    (a *mark*), which no later key can match or span, and the marks become the values
+    at the end, in one ``translate``. So the work is a few passes of C over the text per
+    key, with no Python step per place or piece, and the size of the result is known,
+    and refused past the budget, before it is made.
+
+    Raises ``TimeoutError`` past the monotonic ``deadline`` (checked before each key),
+    and ``ValueError`` when there are not enough characters left for the marks (only
+    possible with a template holding most of Unicode, past the default budget)."""
+    size = 1 + len(text)
+    marks = _unused_characters(text, keys)
+    table: dict[int, str] = {}
     for key in keys:
-        if "\0" not in key and key not in searchable:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        count = text.count(key)
+        if not count:
             continue
-        value, changed = values[key], False
-        after: list[tuple[str, bool]] = []
-        for piece, open_ in segments:
-            if not open_ or key not in piece:
-                after.append((piece, open_))
-                continue
-            parts = piece.split(key)
-            meter.add_size((len(parts) - 1) * (len(value) - len(key)))
-            found.add(key)
-            changed = True
-            for i, part in enumerate(parts):
-                if i:
-                    after.append((value, False))
-                if part:
-                    after.append((part, True))
-        if changed:
-            segments = after
-            searchable = "\0".join(piece for piece, open_ in segments if open_)
-    return "".join(piece for piece, _ in segments)
+        mark = next(marks, None)
+        if mark is None:
+            raise ValueError("has too many distinct characters in its template and "
+                             "placeholders to replace them all")
+        size += count * (len(values[key]) - len(key))
+        found.add(key)
+        text = text.replace(key, mark)
+        table[ord(mark)] = values[key]
+    meter.add_size(size)
+    return text.translate(table) if table else text
+
+
+def _unused_characters(text: str, keys: list[str]) -> Iterator[str]:
+    """Characters in neither ``text`` nor any key: the private use areas first."""
+    used = set(text).union(*keys)
+    planes = itertools.chain(range(0xE000, 0xF900), range(0xF0000, 0x110000),
+                             range(0x1, 0xD800), range(0xF900, 0xF0000))
+    return (chr(code) for code in planes if chr(code) not in used)
 
 
 @dataclasses.dataclass(frozen=True)

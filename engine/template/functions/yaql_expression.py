@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -52,11 +53,22 @@ def _context() -> Any:
     return context
 
 
+# NOTE: yaql parses with ply, whose lexer and parser keep the text being read in
+# themselves, and an engine holds one of each: two threads parsing at once through one
+# engine read each other's text (a wrong expression, or a parse error of a good one). A
+# parse is short (tens of microseconds for an expression of a line; evaluating never
+# touches the parser), so one lock serialises parsing rather than an engine, with its
+# parser tables, per thread.
+_parsing = threading.Lock()
+
+
 def parse_expression(text: str) -> Any:
     """The parsed expression; raises ``ValueError`` with yaql's reason on bad syntax."""
     limits = budget.limits()
+    engine = _engine(limits.yaql_limit_iterators, limits.yaql_memory_quota)
     try:
-        return _engine(limits.yaql_limit_iterators, limits.yaql_memory_quota)(text)
+        with _parsing:
+            return engine(text)
     except yaql_errors.YaqlException as exc:
         raise ValueError(str(exc)) from None
 

@@ -3,8 +3,13 @@ before reading any resource)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+
 import pytest
 
+from engine import budget
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.session import Database
 from engine.errors import RequestLimitExceeded, ResourceTypeNotFound
@@ -32,6 +37,14 @@ def test_max_stacks_per_tenant(db: Database, registry: ResourceTypeRegistry,
     assert stacks.create(other_ctx, {"stack_name": "c", "template": TEMPLATE}).name == "c"
 
 
+@contextlib.contextmanager
+def resources_per_stack(limit: int) -> Iterator[None]:
+    """``[api] max_resources_per_stack`` as ``limit``: the budget holds it, for the API's
+    count as for groups and nested stacks."""
+    with budget.evaluation(dataclasses.replace(budget.DEFAULT, max_resources_per_stack=limit)):
+        yield
+
+
 def chain(length: int, resource_type: str = "OS::Heat::None") -> str:
     """``r0`` depends on ``r1`` ... : the walk from the first name goes the whole way down
     before it finishes anything (issue 17's RecursionError)."""
@@ -45,9 +58,11 @@ def chain(length: int, resource_type: str = "OS::Heat::None") -> str:
 def test_a_chain_of_5000_validates_when_the_limit_allows_it(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext
 ) -> None:
-    stacks = StackService(db, registry, StackLimits(max_resources_per_stack=5000), clock)
+    stacks = StackService(db, registry, StackLimits(), clock)
 
-    assert stacks.validate(ctx, {"template": chain(5000)}).description == "No description"
+    with resources_per_stack(5000):
+        assert stacks.validate(ctx, {"template": chain(5000)}).description == \
+            "No description"
 
 
 def test_the_resource_limit_is_checked_before_any_resource_is_read(
@@ -55,24 +70,24 @@ def test_the_resource_limit_is_checked_before_any_resource_is_read(
 ) -> None:
     """Past the limit, resources of a type that does not exist are never looked at: the
     count comes first, as Heat counts the resources section as written."""
-    stacks = StackService(db, registry, StackLimits(max_resources_per_stack=100), clock)
+    stacks = StackService(db, registry, StackLimits(), clock)
 
-    with pytest.raises(RequestLimitExceeded) as caught:
+    with resources_per_stack(100), pytest.raises(RequestLimitExceeded) as caught:
         stacks.validate(ctx, {"template": chain(101, "OS::No::Such")})
 
     assert caught.value.message == "Request limit exceeded: Maximum resources per stack " \
                                    "exceeded."
-    with pytest.raises(ResourceTypeNotFound):
+    with resources_per_stack(100), pytest.raises(ResourceTypeNotFound):
         stacks.validate(ctx, {"template": chain(100, "OS::No::Such")})
 
 
 def test_resources_a_condition_leaves_out_count_too(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext
 ) -> None:
-    stacks = StackService(db, registry, StackLimits(max_resources_per_stack=1), clock)
+    stacks = StackService(db, registry, StackLimits(), clock)
     template = ("heat_template_version: 2018-08-31\nconditions:\n  never: false\n"
                 "resources:\n  a: {type: OS::Heat::None}\n"
                 "  b: {type: OS::Heat::None, condition: never}\n")
 
-    with pytest.raises(RequestLimitExceeded):
+    with resources_per_stack(1), pytest.raises(RequestLimitExceeded):
         stacks.validate(ctx, {"template": template})
