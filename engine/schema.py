@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from engine import budget
@@ -372,7 +374,7 @@ def _coerce_type(kind: str, value: Any, path: str) -> Any:
     if kind == MAP:
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = load_json(value)
             except ValueError:
                 raise fail("a map") from None
         if not isinstance(value, Mapping):
@@ -416,3 +418,62 @@ def to_boolean(value: Any, *, on_error: Any) -> bool:
     if text in ("false", "no", "off", "0", "f", "n"):
         return False
     raise on_error("a boolean")
+
+
+# --- JSON text ------------------------------------------------------------------------
+
+#: How deep a value read from JSON text may nest: a template's own limit
+#: (``engine.template.parse.MAX_DEPTH`` is this one), so that a json parameter, a map
+#: property given as text or ``Fn::Select``'s text is no deeper than a template, and every
+#: walk of the values it reaches stays far from Python's recursion limit.
+MAX_DEPTH = 64
+# PostgreSQL's text and jsonb refuse NUL; an unpaired surrogate cannot be written as UTF-8.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def load_json(text: str) -> Any:
+    """JSON text from a tenant as a value Kiln can store and walk: a ``ValueError``
+    (as for text that is not JSON) for nesting past ``MAX_DEPTH``, ``NaN`` and the
+    infinities (JSON has none; Python's decoder takes them), and text with a NUL or an
+    unpaired surrogate. Python's decoder recurses once per level: thousands of brackets
+    are its ``RecursionError``, read here as too deep."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    for item, depth in _levels(value):
+        if depth > MAX_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, str) and _UNSTORABLE.search(item):
+            raise ValueError("a NUL character or an unpaired surrogate cannot be stored")
+    return value
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """True if ``value`` (plain data) has anything more than ``limit`` levels down."""
+    return any(depth > limit for _, depth in _levels(value))
+
+
+def _levels(value: Any) -> Iterator[tuple[Any, int]]:
+    """Every value in ``value``, map keys included, with its depth (the root's is 0).
+    Iterative: this is the walk that makes the recursive ones safe."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        yield item, depth
+        if isinstance(item, Mapping):
+            pending.extend((key, depth + 1) for key in item)
+            pending.extend((inner, depth + 1) for inner in item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend((inner, depth + 1) for inner in item)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is out of range for a number")
+    return number

@@ -19,7 +19,14 @@ from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
 from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
 from engine.ir.provider import MAX_NESTED_DEPTH, ProviderType, provider_type
-from engine.schema import Custom, CustomCheck, bind_constraints, coerce_properties
+from engine.schema import (
+    MAX_DEPTH,
+    Custom,
+    CustomCheck,
+    bind_constraints,
+    coerce_properties,
+    nested_deeper,
+)
 from engine.template.environment import TEMPLATE_SUFFIXES, Environment
 from engine.template.functions import (
     Deferred,
@@ -478,11 +485,25 @@ def _raise(errors: list[KilnError]) -> None:
     raise first
 
 
+# How deep a property's value may nest when it runs: a template's depth with a json
+# parameter's inside it. Each is bounded where it enters, but get_attr can wrap one
+# resource's value in the next one's, and a chain of resources would otherwise grow a value
+# without bound, past what storing it and every walk of it (the lifecycle views, redaction)
+# can recurse through: a resource, and then its stack's delete, that fail for good.
+MAX_PROPERTY_DEPTH = 2 * MAX_DEPTH
+
+
 @budget.within_evaluation
 def properties_for_runtime(node: ResourceNode, schema: TypeSchema, scope: Any) -> dict[str, Any]:
     """Evaluate a resource's properties with live values and type them (in the worker)."""
     values = resolve(node.properties, scope)
     try:
+        if isinstance(values, Mapping):
+            for key, value in values.items():
+                if nested_deeper(value, MAX_PROPERTY_DEPTH):
+                    raise StackValidationFailed(
+                        reason=f"Property error: {key}: the value nests deeper than "
+                               f"{MAX_PROPERTY_DEPTH} levels")
         return coerce_properties(schema.properties_schema, values, "",
                                  allow_unknown=schema.allow_unknown_properties)
     except KilnError as exc:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.errors import BadRequest
+from engine.schema import load_json
 from engine.template.parse import document
 
 ENVIRONMENT_SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
@@ -250,7 +250,7 @@ def _merge_value(old: Any, new: Any, kind: str, *, deep: bool, key: str) -> Any:
 
 def _json(value: Any, key: str) -> Any:
     try:
-        return json.loads(value) if isinstance(value, str) else value
+        return load_json(value) if isinstance(value, str) else value
     except ValueError:
         raise BadRequest(reason=f"Invalid parameter in environment {key}.") from None
 

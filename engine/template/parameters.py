@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -29,6 +28,7 @@ from engine.schema import (
     Length,
     Modulo,
     Range,
+    load_json,
     to_boolean,
     to_number,
 )
@@ -112,7 +112,7 @@ class ParameterSchema:
             if not isinstance(value, str):
                 return value
             try:
-                return json.loads(value) if value else value
+                return load_json(value) if value else value
             except ValueError as exc:
                 raise self._invalid(f"Value must be valid JSON: {exc}") from None
         # comma_delimited_list: split on commas, items kept as written (" c" stays).

@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import yaml
 
 from engine.errors import Location, RequestLimitExceeded, StackValidationFailed
+from engine.schema import MAX_DEPTH
 
 Path = tuple[str | int, ...]
 
@@ -59,10 +60,11 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """SafeLoader that builds only what JSON can hold, as Heat's template reaches its
     engine (Heat parses with a SafeLoader and sends the result through JSON): dates stay
     text, mapping keys become the text JSON gives them (``1`` -> ``"1"``, ``true`` ->
-    ``"true"``), ``!!binary`` is its UTF-8 text, ``!!set`` the list of its members,
-    ``!!omap`` and ``!!pairs`` lists of ``[key, value]``. What JSON or the database cannot
-    hold is refused at its line: ``.inf`` and ``.nan``, integers over ``MAX_INT_DIGITS``
-    digits, NUL characters."""
+    ``"true"``, ``null`` -> ``"null"``), ``!!binary`` is its UTF-8 text, ``!!set`` the list
+    of its members, ``!!omap`` and ``!!pairs`` lists of ``[key, value]``. What JSON or the
+    database cannot hold is refused at its line: ``.inf`` and ``.nan``, integers over
+    ``MAX_INT_DIGITS`` digits, NUL characters; so is a scalar its tag cannot read
+    (``!!bool maybe``, ``!!int 0x``, a plain ``0x_``)."""
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
         # NOTE: keys become text before they meet in a dict, where 1 and true are equal.
@@ -85,8 +87,10 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def key_text(key: Any) -> Any:
-    """A scalar mapping key as JSON writes it; other keys are left for the caller to
-    refuse."""
+    """A scalar mapping key as JSON writes it (as heatclient's ``json.dumps`` sends it);
+    other keys are left for the caller to refuse."""
+    if key is None:
+        return "null"
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, (int, float)):
@@ -108,7 +112,10 @@ def _construct_text(loader: _Loader, node: yaml.ScalarNode) -> str:
 def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)
     # NOTE: checked before converting: a base-60 integer ("1:2:3...") costs quadratic time.
-    if len(text) > MAX_INT_DIGITS:
+    # Digits as Python counts them (no sign, no underscores), and a base-60 one's too;
+    # binary, octal and hexadecimal ones convert in linear time and are checked after.
+    digits = text.replace("_", "").lstrip("+-")
+    if not digits.startswith("0") and len(digits) - digits.count(":") > MAX_INT_DIGITS:
         raise _refuse(node, f"an integer of more than {MAX_INT_DIGITS} digits")
     value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
     if abs(value) >= _INT_CEILING:  # a hexadecimal or binary one can be longer in decimal
@@ -153,19 +160,41 @@ def _construct_pairs(loader: _Loader, node: yaml.SequenceNode) -> Iterator[list[
     pairs.extend([key, value] for key, value in built)
 
 
+def _read_as(tag: str, construct: Callable[[_Loader, yaml.ScalarNode], Any]
+             ) -> Callable[[_Loader, yaml.ScalarNode], Any]:
+    """``construct`` refusing, at the value's line, a scalar its tag cannot read. PyYAML's
+    own constructors assume the text matched the tag's pattern, which only an implicit
+    tag guarantees: ``!!bool maybe`` is a KeyError there, ``!!int ""`` an IndexError,
+    ``!!float abc`` and a plain ``0x_`` ValueErrors (Heat's parser lets them through as
+    500s)."""
+    def read(loader: _Loader, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ArithmeticError, LookupError, TypeError, ValueError):
+            shown = str(node.value)
+            # JSON's quoting: a control character in the value stays readable and storable.
+            shown = json.dumps(shown if len(shown) <= 40 else shown[:40] + "...")
+            raise _refuse(node, f"{shown} is not a valid !!{tag} value") from None
+    return read
+
+
 for _tag, _constructor in (
     ("str", _construct_text), ("timestamp", _construct_text), ("int", _construct_int),
-    ("float", _construct_float), ("binary", _construct_binary), ("set", _construct_set),
-    ("omap", _construct_pairs), ("pairs", _construct_pairs),
+    ("float", _construct_float), ("binary", _construct_binary),
+    ("bool", yaml.constructor.SafeConstructor.construct_yaml_bool),
+    ("null", yaml.constructor.SafeConstructor.construct_yaml_null),
 ):
-    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _constructor)
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _read_as(_tag, _constructor))
+for _tag, _generator in (("set", _construct_set), ("omap", _construct_pairs),
+                         ("pairs", _construct_pairs)):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _generator)
 
 
-# A document may be at most this deep, and expand (through YAML aliases) to at most this
-# many values. Real templates are a few levels deep and a few thousand values; a "billion
-# laughs" alias bomb or a hand-made deep nest would otherwise cost minutes of CPU (every
-# path is walked) or a RecursionError.
-MAX_DEPTH = 64
+# A document may be at most MAX_DEPTH deep (engine.schema's, which JSON text in it meets
+# too), and expand (through YAML aliases) to at most this many values. Real templates are
+# a few levels deep and a few thousand values; a "billion laughs" alias bomb or a
+# hand-made deep nest would otherwise cost minutes of CPU (every path is walked) or a
+# RecursionError.
 MAX_VALUES = 200_000
 
 

@@ -11,6 +11,7 @@ recording it is made again by the next worker; the plugin contract asks for idem
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.state import stack_ir, stack_secrets
 
 Clock = Callable[[], datetime.datetime]
+LOG = logging.getLogger(__name__)
 LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 
 
@@ -112,13 +114,20 @@ class Plugpoints:
 
     def _view(self, session: Any, stack: StackFacts, action: str,
               target: bool = False) -> StackView:
-        try:
-            ir = stack_ir(stack, self._types)
-        except KilnError:
-            ir = None  # e.g. a type uninstalled since: plugins still see the stored rows
         stored = {row.name: row for row in queries.list_resources(session, stack.id)}
-        return stack_view(stack, action=action, ir=ir, stored=stored,
-                          secrets=stack_secrets(stack), target=target)
+        secrets = stack_secrets(stack)
+        try:
+            return stack_view(stack, action=action, ir=stack_ir(stack, self._types),
+                              stored=stored, secrets=secrets, target=target)
+        except KilnError:
+            pass  # e.g. a type uninstalled since: plugins still see the stored rows
+        except Exception:  # noqa: BLE001 -- a bug in the view must not fail the operation
+            # Every operation of the stack reads this view, its delete too: failing here
+            # would leave a stack no one can delete. The stored rows need no evaluation.
+            LOG.exception("stack %s: its %s view for the lifecycle plugins failed; they "
+                          "see the stored resources only", stack.id, action)
+        return stack_view(stack, action=action, ir=None, stored=stored, secrets=secrets,
+                          target=target)
 
     def _record(self, operation_id: str, record: CallRecord) -> None:
         now = self._clock()

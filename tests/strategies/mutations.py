@@ -1,8 +1,9 @@
 """Broken HOT templates for the property tests: a well-formed one
 (``tests.strategies.templates``) with one or two things wrong: odd values anywhere, odd
 arguments (every type, every arity), unknown references, functions renamed or wrapped
-around anything, keys dropped, other versions, cycles, and odd YAML (tags, a recursive
-alias, a huge integer) when the template goes as text.
+around anything, keys dropped, other versions, cycles, a json parameter with odd JSON text
+(too deep, NaN, NUL), and odd YAML (tags, values their tag cannot read, null keys, a
+recursive alias, a huge integer) when the template goes as text.
 """
 
 from __future__ import annotations
@@ -17,12 +18,20 @@ from hypothesis import strategies as st
 from engine.template.versions import HOT_VERSIONS
 from tests.strategies.templates import Case, Draw, oddity_marker, well_formed
 
+# JSON text a json parameter (or Fn::Select, or a map property) reads: deeper than a
+# template may be (a stack that could not be deleted, once), deeper than the decoder's
+# recursion (a 500), and what no database holds.
+ODD_JSON_TEXT: tuple[str, ...] = (
+    '{"a": ' * 65 + "1" + "}" * 65, "[" * 600 + "]" * 600, "[" * 5000 + "]" * 5000,
+    "[NaN]", '{"a": Infinity}', "[1e999]", '["\\u0000"]', '{"\\ud800": 1}',
+)
 # Odd values a mutation puts anywhere: edges of numbers, of text and of structure.
 ODD_VALUES: tuple[Any, ...] = (
     None, "", " ", True, False, 0, -1, 2**31, 2**63, -(2**63) - 1, 2**64, 10**30, 1e308,
     -0.0, 0.1, float("inf"), float("-inf"), float("nan"), "\u0000", "☃" * 3, "x" * 5000,
     "%index%", "$a", "{get_param: x}", [], {}, [[[[]]]], [None], {"": ""}, {"a": None},
     {"get_param": []}, {"get_resource": {}}, {"no_such_function": 1}, ["a", 1, None, {}],
+    *ODD_JSON_TEXT,
 )
 # Argument shapes for a function: every type, every arity up to four.
 ODD_ARGUMENTS: tuple[Any, ...] = (
@@ -32,8 +41,20 @@ ODD_ARGUMENTS: tuple[Any, ...] = (
     {"expression": 1}, {"expression": "$.data.", "data": 1}, {"keys": [], "values": 1},
 )
 # Odd YAML put in place of a value when a template is sent as text: tags Heat's loader
-# refuses or turns into non-JSON values, and a recursive alias.
+# refuses or turns into non-JSON values, scalars their tag cannot read (PyYAML raises plain
+# Python errors on them: a 500 once), odd keys, and a recursive alias.
 YAML_ODDITIES: dict[str, str] = {
+    "yaml_bad_bool": "!!bool maybe",
+    "yaml_empty_int": '!!int ""',
+    "yaml_underscore_int": "!!int _",
+    "yaml_bad_binary_int": "!!int 0b2",
+    "yaml_bad_base60_int": "!!int 1:x",
+    "yaml_bad_float": "!!float abc",
+    "yaml_empty_float": '!!float ""',
+    "yaml_plain_empty_hex": "0x_",
+    "yaml_bad_base64": "!!binary '!'",
+    "yaml_null_key": "{null: a}",
+    "yaml_null_keys": "{null: a, ~: b}",
     "yaml_binary": "!!binary aGVsbG8=",
     "yaml_set": "!!set {a, b}",
     "yaml_omap": "!!omap [{a: 1}, {b: 2}]",
@@ -46,7 +67,8 @@ YAML_ODDITIES: dict[str, str] = {
     "yaml_huge_int": "1" + "0" * 4400,
 }
 MUTATIONS = ("odd_value", "odd_arguments", "unknown_reference", "rename_function",
-             "wrap_in_function", "drop_key", "other_version", "cycle", "yaml_oddity")
+             "wrap_in_function", "drop_key", "other_version", "cycle", "yaml_oddity",
+             "json_text")
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -83,6 +105,7 @@ def _calls(template: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 def _mutate(draw: Draw, case: Case, kind: str, exclude: frozenset[str]) -> Case:
     template = copy.deepcopy(case.template)
+    given = dict(case.parameters)
     paths = [p for p in _paths(template) if p]
     calls = _calls(template)
     oddities = case.yaml_oddities
@@ -134,8 +157,27 @@ def _mutate(draw: Draw, case: Case, kind: str, exclude: frozenset[str]) -> Case:
             _set(template, draw(st.sampled_from(paths)), oddity_marker(len(oddities)))
             name = draw(st.sampled_from(names))
             oddities = (*oddities, (name, YAML_ODDITIES[name]))
+    elif kind == "json_text":
+        # A json parameter with odd JSON text, given or as its default, that an output
+        # and a resource evaluate.
+        declared, outputs = template.get("parameters") or {}, template.get("outputs") or {}
+        resources = template.get("resources") or {}
+        if all(isinstance(section, dict) for section in (declared, outputs, resources)):
+            text = draw(st.sampled_from(ODD_JSON_TEXT))
+            body: dict[str, Any] = {"type": "json"}
+            if draw(st.booleans()):
+                given["odd_json"] = text
+            else:
+                body["default"] = text
+            reference = {"get_param": "odd_json"}
+            template.update(parameters={**declared, "odd_json": body},
+                            outputs={**outputs, "odd_json": {"value": reference}})
+            if "OS::Heat::Value" not in exclude:
+                template["resources"] = {**resources, "odd_json": {
+                    "type": "OS::Heat::Value", "properties": {"value": reference}}}
     return dataclasses.replace(
-        case, template=template, mutations=(*case.mutations, kind), yaml_oddities=oddities,
+        case, template=template, parameters=given, mutations=(*case.mutations, kind),
+        yaml_oddities=oddities,
         features=case.features | {f"mutation:{kind}"}
         | {f"oddity:{name}" for name, _ in oddities})
 

@@ -1,18 +1,25 @@
-"""engine.schema: the Heat wire form of property, attribute and support-status schemas."""
+"""engine.schema: the Heat wire form of property, attribute and support-status schemas,
+and JSON text read with the bounds of a template."""
 
 from __future__ import annotations
 
+import pytest
+
+from engine.errors import StackValidationFailed
 from engine.schema import (
     DEPRECATED,
     INTEGER,
     LIST,
     MAP,
+    MAX_DEPTH,
     STRING,
     AllowedPattern,
     Attribute,
     Length,
     Property,
     SupportStatus,
+    load_json,
+    nested_deeper,
 )
 
 
@@ -85,3 +92,50 @@ def test_support_status_wire_form() -> None:
         "status": "DEPRECATED", "message": "Use OS::Heat::Value.", "version": "9.0.0",
         "previous_status": {"status": "SUPPORTED", "message": None, "version": "5.0.0",
                             "previous_status": None}}
+
+
+# --- JSON text -------------------------------------------------------------------------
+
+
+def brackets(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_json_text_as_deep_as_a_template_is_read() -> None:
+    value = load_json(brackets(MAX_DEPTH + 1))  # the innermost list is MAX_DEPTH down
+
+    assert not nested_deeper(value, MAX_DEPTH)
+    assert nested_deeper(value, MAX_DEPTH - 1)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 2, 600, 100_000])
+def test_json_text_deeper_than_a_template_is_refused(depth: int) -> None:
+    # 100,000: past the decoder's own recursion (a RecursionError, not a ValueError).
+    with pytest.raises(ValueError, match="^nested deeper than 64 levels$"):
+        load_json(brackets(depth))
+
+
+def test_keys_and_values_are_checked_at_any_depth() -> None:
+    with pytest.raises(ValueError, match="unpaired surrogate"):
+        load_json('{"a": [{"\\udc00": 1}]}')
+    with pytest.raises(ValueError, match="NUL"):
+        load_json('{"a": [{"b": "\\u0000"}]}')
+
+
+def test_nested_deeper_walks_any_depth_without_recursion() -> None:
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+
+    assert nested_deeper(deep, 99_999)
+    assert not nested_deeper(deep, 100_000)
+    assert not nested_deeper({"a": ("b", {"c": 1})}, 3)
+    assert nested_deeper({"a": ("b", {"c": 1})}, 2)
+
+
+def test_a_map_property_given_deep_json_text_is_not_a_map() -> None:
+    prop = Property(MAP)
+
+    assert prop.coerce('{"a": {"b": 1}}', "p") == {"a": {"b": 1}}
+    with pytest.raises(StackValidationFailed, match="^Property error: p: Value .* is not a map$"):
+        prop.coerce('{"a": ' * 2000 + "1" + "}" * 2000, "p")

@@ -7,11 +7,11 @@ Most are the HOT function under another name; the ones with no HOT twin are here
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.schema import load_json
 from engine.template.functions.core import Function, Scope, is_sequence, resolve
 from engine.template.functions.logic import And, Equals, Not, Or
 from engine.template.functions.references import ResourceFacade
@@ -68,7 +68,7 @@ class Select(Function):
             return ""
         if isinstance(collection, str):
             try:
-                collection = json.loads(collection)
+                collection = load_json(collection)
             except ValueError as exc:
                 raise self.fail(f'"{self.fn_name}": {exc}') from None
         if isinstance(collection, Mapping):

@@ -99,6 +99,9 @@ ODD_TEMPLATES = (
     "value: " + "9" * 5000, "value: 0x" + "f" * 4000, "value: {1: a, true: b, 1.5: c}",
     "value: {null: a}", "value: {[a]: b}", "value: \"\\0\"", "value: !custom x",
     "\tvalue: tab",
+    # Scalars their tag cannot read: plain Python errors in PyYAML's constructors.
+    "value: !!bool maybe", 'value: !!int ""', "value: !!int 0x", "value: !!int 1:x",
+    "value: !!float abc", "value: 0x_", "value: {null: a, ~: b}",
 )
 
 
@@ -309,6 +312,7 @@ def test_the_shared_stack_is_untouched(api: Any) -> None:
         "CREATE_COMPLETE", "Stack CREATE completed successfully")
 
 
+JSON_PARAMETER = TEMPLATE.replace("p: {type: string, default: x}", "p: {type: json}")
 # What SQLite stores but PostgreSQL refuses (a DataError, once a 500 there): NUL in text,
 # NaN and infinities in JSON, integers past 64 bits.
 POSTGRESQL_CASES: list[tuple[str, str, Any, Any, int]] = [
@@ -327,6 +331,11 @@ POSTGRESQL_CASES: list[tuple[str, str, Any, Any, int]] = [
         "{get_param: p}", '"a\\0b"')}, None, 400),
     ("POST", "/stacks", {"stack_name": "p6", "template": TEMPLATE,
                          "timeout_mins": 2**63}, None, 400),
+    # JSON text a json parameter reads: the body's own checks see only a string.
+    ("POST", "/stacks", {"stack_name": "p7", "template": JSON_PARAMETER,
+                         "parameters": {"p": '["a\\u0000b"]'}}, None, 400),
+    ("POST", "/stacks", {"stack_name": "p8", "template": JSON_PARAMETER,
+                         "parameters": {"p": "[NaN]"}}, None, 400),
 ]
 
 

@@ -403,3 +403,71 @@ def test_a_function_that_fails_on_known_values_is_a_400_at_its_line(heat: Any) -
 
     assert ('template:11 resources.split.properties.value.str_split: Incorrect index to '
             '"str_split" should be between 0 and 1') in str(caught.value)
+
+
+def nested_json(depth: int) -> str:
+    """JSON text of ``depth`` nested lists."""
+    return "[" * depth + '"x"' + "]" * depth
+
+
+def wrapped(name: str) -> str:
+    """``get_attr`` of ``name``'s value in as many lists as a template may hold there."""
+    return "[" * 57 + f"{{get_attr: [{name}, value]}}" + "]" * 57
+
+
+DEEP = f"""\
+heat_template_version: 2018-08-31
+parameters:
+  doc: {{type: json}}
+resources:
+  first:
+    type: OS::Heat::Value
+    properties: {{value: {{get_param: doc}}}}
+  second:
+    type: OS::Heat::Value
+    properties: {{value: {wrapped("first")}}}
+  third:
+    type: OS::Heat::Value
+    properties: {{value: {wrapped("second")}}}
+"""
+
+
+@pytest.mark.parametrize("given", ["parameters", "parameter_defaults", "default"])
+@pytest.mark.parametrize("depth", [65, 600, 5000])
+def test_a_json_parameter_deeper_than_a_template_is_a_400(heat: Any, given: str,
+                                                         depth: int) -> None:
+    # 600 created a stack whose every operation, its delete too, then failed (the
+    # plugins' view recursed through the value); 5000 was a RecursionError, a 500.
+    text, fields = nested_json(depth), {}
+    template = DEEP
+    if given == "parameters":
+        fields = {"parameters": {"doc": text}}
+    elif given == "parameter_defaults":
+        fields = {"environment": {"parameter_defaults": {"doc": text}}}
+    else:
+        template = DEEP.replace("doc: {type: json}", f"doc: {{type: json, default: '{text}'}}")
+    for call in (heat.stacks.validate, heat.stacks.create):
+        with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+            call(stack_name=unique("deep"), template=template, **fields)
+
+        assert ("Parameter 'doc' is invalid: Value must be valid JSON: nested deeper than 64 "
+                "levels") in str(caught.value)
+
+
+def test_a_value_grown_past_its_bound_fails_its_resource_and_the_stack_deletes(
+        heat: Any) -> None:
+    # first: 64 levels (a json parameter's most); second wraps it in 57 more (a template's
+    # most): 121; third would be 178, past twice a template's depth. Without the bound a
+    # chain grew a value until storing it, or any walk of it, failed for good.
+    stack_id = heat.stacks.create(stack_name=unique("deep"), template=DEEP,
+                                  parameters={"doc": nested_json(64)})["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_FAILED")
+
+    statuses = {r.resource_name: (r.resource_status, r.resource_status_reason)
+                for r in heat.resources.list(stack_id)}
+    assert statuses["first"][0] == statuses["second"][0] == "CREATE_COMPLETE"
+    assert statuses["third"] == ("CREATE_FAILED", "StackValidationFailed: resources.third: "
+                                 "Property error: value: the value nests deeper than 128 "
+                                 "levels")
+    heat.stacks.delete(stack_id)
+    wait_for_status(heat, stack_id, "DELETE_COMPLETE")

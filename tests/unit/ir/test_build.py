@@ -22,7 +22,7 @@ from engine.schema import CustomCheck
 from engine.template.functions import Deferred, GetAttr
 from engine.template.loader import load
 from engine.template.parse import document, parse_text
-from tests.unit.ir.conftest import PSEUDO, Make, Server, lookup
+from tests.unit.ir.conftest import PSEUDO, Anything, Make, Server, lookup
 
 STACK = """\
 heat_template_version: 2018-08-31
@@ -406,6 +406,50 @@ def test_properties_for_runtime_pins_errors_to_the_resource() -> None:
     assert str(caught.value) == (
         "template:12 resources.s.properties: Property error: Property flavor not assigned"
     )
+
+
+class Attributes(RuntimeScope):
+    """Every attribute is ``value``."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
+        return self.value
+
+
+def nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+WRAPPING = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Anything\n"
+            "  b:\n    type: Test::Anything\n    properties:\n      wrapped: "
+            # As deep as a template may be: get_attr's own arguments are at 64.
+            + "[" * 57 + "{get_attr: [a, value]}" + "]" * 57 + "\n")
+
+
+def test_a_value_as_deep_as_a_template_with_a_json_parameter_in_it_runs(make: Make) -> None:
+    node = make(WRAPPING).resources["b"]
+
+    props = properties_for_runtime(node, Anything, Attributes(nested(64)))
+
+    assert props["wrapped"] == nested(121)
+
+
+def test_a_value_get_attr_wraps_past_that_fails_its_resource(make: Make) -> None:
+    # Each resource of a chain could wrap the last one's value in 57 more levels: without
+    # a bound a stack grows a value no walk of it survives.
+    node = make(WRAPPING).resources["b"]
+
+    with pytest.raises(StackValidationFailed) as caught:
+        properties_for_runtime(node, Anything, Attributes(nested(72)))
+
+    assert str(caught.value) == ("template:5 resources.b.properties: Property error: "
+                                 "wrapped: the value nests deeper than 128 levels")
 
 
 # --- custom constraints --------------------------------------------------------------------

@@ -20,6 +20,7 @@ from hypothesis import assume, example, given, note, settings
 from engine.errors import KilnError
 from engine.ir.build import build, properties_for_runtime, pseudo_parameters
 from engine.ir.model import ResolvedStack
+from engine.lifecycle.view import freeze, thaw
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.environment import Environment, request_environment
 from engine.template.functions import resolve
@@ -95,10 +96,13 @@ def evaluate(ir: ResolvedStack) -> dict[str, Any]:
 
 
 def storable(value: Any) -> bool:
-    """What the database keeps: JSON, with no NaN or infinity."""
+    """What the database keeps, and every walk of a stored value survives (the lifecycle
+    views freeze and redact what they show): JSON, with no NaN or infinity, within
+    Python's recursion."""
     try:
         json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
+        thaw(freeze(value))
+    except (TypeError, ValueError, RecursionError):
         return False
     return True
 

@@ -92,6 +92,17 @@ def test_a_conflicting_merge_strategy() -> None:
         request_environment(body, TYPES)
 
 
+def test_merging_json_text_deeper_than_a_template_is_refused() -> None:
+    deep = "[" * 2000 + "]" * 2000  # past the decoder's recursion too
+    body = {"environment_files": ["a", "b"],
+            "files": {"a": "parameters: {j: '{}'}\n",
+                      "b": f"parameters: {{j: '{deep}'}}\n"
+                           "parameter_merge_strategies: {j: merge}\n"}}
+
+    with pytest.raises(BadRequest, match="^Invalid parameter in environment j.$"):
+        request_environment(body, TYPES)
+
+
 def test_merging_a_boolean_is_refused() -> None:
     body = {"environment_files": ["a", "b"],
             "files": {"a": "parameters: {f: true}\n",

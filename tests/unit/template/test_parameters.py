@@ -203,6 +203,49 @@ def test_json_refuses_invalid_text_in_heats_words() -> None:
     )
 
 
+def nest(depth: int) -> str:
+    """JSON text of ``depth`` nested lists and maps, a number at the bottom."""
+    return '[{"k": ' * (depth // 2) + "[" * (depth % 2) + "1" + "]" * (depth % 2) \
+        + "}]" * (depth // 2)
+
+
+def test_json_as_deep_as_a_template_is_read() -> None:
+    value = convert("{type: json}", nest(64))
+
+    for _ in range(32):
+        value = value[0]["k"]
+    assert value == 1
+
+
+@pytest.mark.parametrize("depth", [65, 500, 990, 100_000])
+def test_json_deeper_than_a_template_is_invalid_json(depth: int) -> None:
+    # 500: walked recursively later (the lifecycle view), a stack that could not be
+    # deleted; 990 and more: the decoder's own RecursionError, a 500 at validate.
+    assert rejection("{type: json}", nest(depth)) == (
+        "Parameter 'p' is invalid: Value must be valid JSON: nested deeper than 64 levels")
+
+
+@pytest.mark.parametrize("body", ["{type: json, default: '%s'}", "{type: json}"])
+def test_deep_json_is_refused_as_a_default_and_as_a_given_value(body: str) -> None:
+    deep = nest(300)
+    with pytest.raises(StackValidationFailed, match="nested deeper than 64 levels"):
+        if "default" in body:
+            one(body % deep)
+        else:
+            resolve_values({"p": one(body)}, {}, defaults={"p": deep})
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[NaN]", "NaN is not a JSON number"), ('{"a": -Infinity}', "-Infinity is not a JSON number"),
+    ("1e999", "1e999 is out of range for a number"),
+    ('["a\\u0000"]', "a NUL character or an unpaired surrogate cannot be stored"),
+    ('{"\\ud800": 1}', "a NUL character or an unpaired surrogate cannot be stored"),
+])
+def test_json_no_database_can_hold_is_invalid(text: str, reason: str) -> None:
+    assert rejection("{type: json}", text) == (
+        f"Parameter 'p' is invalid: Value must be valid JSON: {reason}")
+
+
 def test_length_of_a_json_value_without_one_is_refused() -> None:
     body = "{type: json, constraints: [{length: {max: 2}}]}"
 

@@ -360,6 +360,34 @@ def test_a_denied_delete_keeps_the_resources(
     assert log[-1] == ("guard", "post", "DELETE", True)
 
 
+def test_a_view_that_fails_unexpectedly_shows_the_stored_rows_and_the_delete_goes_on(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, log: list[Entry], caplog: pytest.LogCaptureFixture) -> None:
+    """A bug in building the plugins' view of the template (a walk of a value that
+    recursed too deep, once) failed every operation of the stack, its delete included:
+    a stack no one could delete."""
+    [a] = recorders(log, "a")
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(worker(db, types, clock, [loaded(a)]))
+    base = types.get("OS::Heat::None")
+
+    class Broken(base):  # type: ignore[valid-type,misc]
+        @classmethod
+        def validate_properties(cls, properties: Any) -> None:
+            raise RecursionError("maximum recursion depth exceeded")
+
+    broken = ResourceTypeRegistry({**{n: types.get(n) for n in types.names()},
+                                   "OS::Heat::None": Broken})
+    stacks.delete(ctx, name, stack_id)
+    run(worker(db, broken, clock, [loaded(a)]))
+
+    assert status(stacks, ctx, name, stack_id) == "DELETE_COMPLETE"
+    seen = a.seen[-2].stack
+    assert {(r.name, r.status) for r in seen.resources.values()} == {
+        ("first", "CREATE_COMPLETE"), ("second", "CREATE_COMPLETE")}
+    assert "its DELETE view for the lifecycle plugins failed" in caplog.text
+
+
 # --- post-op failures and time limits -----------------------------------------------------
 
 
