@@ -22,6 +22,9 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, An
     environment = data.get("environment") or {}
     if not isinstance(environment, Mapping):
         raise BadRequest(reason="Invalid adopt data: environment must be a map")
+    if not isinstance(environment.get("parameters") or {}, Mapping):
+        raise BadRequest(reason="Invalid adopt data: the environment's parameters must be "
+                                "a map")
     parameters = {**(environment.get("parameters") or {}), **(body.get("parameters") or {})}
     masked = sorted(name for name in hidden_names(template)
                     if parameters.get(name) == MASK)
@@ -35,6 +38,11 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, An
     resources = data.get("resources") or {}
     if not isinstance(resources, Mapping):
         raise BadRequest(reason="Invalid adopt data: resources must be a map")
+    for name, entry in resources.items():
+        if not isinstance(entry or {}, Mapping) or not isinstance(
+                (entry or {}).get("resource_data") or {}, Mapping):
+            raise BadRequest(reason=f"Invalid adopt data: resource {name} must be a map, "
+                                    "its resource_data too")
     payload = {"resources": {
         name: {"resource_id": (entry or {}).get("resource_id"),
                "resource_data": (entry or {}).get("resource_data") or {}}

@@ -168,6 +168,8 @@ class StackService:
         if body.get("adopt_stack_data") is not None:
             action = "ADOPT"
             body, payload = adopt_request(body)
+            # Another body: the abandon data's template, parameters and environment.
+            stack_requests.check_body(body)
         proposal = self._propose(ctx, body, _stack_name(body), str(uuid.uuid4()))
         stack = proposal.stack
         stack.action, stack.status_reason = action, f"Stack {action} started"
@@ -189,6 +191,7 @@ class StackService:
     def preview(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackPreview:
         """What a create with ``body`` would build, and what each lifecycle plugin would
         say of it; nothing is stored or reserved. Bad input fails exactly as create does."""
+        stack_requests.check_body(body)
         stack_requests.refuse_converge(body)
         proposal = self._propose(ctx, body, _stack_name(body), NO_ID)
         ir, stack = proposal.ir, proposal.stack
@@ -214,6 +217,7 @@ class StackService:
     def validate(self, ctx: RequestContext, body: Mapping[str, Any]) -> TemplateValidation:
         """The template's parameters, for a form that asks for them, and each lifecycle
         plugin's verdict on a create of it. Bad input fails exactly as create does."""
+        stack_requests.check_body(body)
         proposal = self._propose(ctx, body, NO_ID, NO_ID, require_parameters=False)
         ir, stack = proposal.ir, proposal.stack
         schemas = ir.parameter_schemas
@@ -234,8 +238,8 @@ class StackService:
                  stack_id: str, *, require_parameters: bool = True) -> _Proposal:
         """The checks every way of proposing a stack shares (create, preview, validate),
         from the request body to an unsaved stack row and its IR. Raises what create
-        raises, naming the template path and line."""
-        stack_requests.check_body(body)
+        raises, naming the template path and line. The caller has checked the request's
+        body (``check_body``); an update's, before it was merged with the stored one."""
         template = body.get("template")
         if template is None:
             raise BadRequest(reason="No template specified")
