@@ -31,6 +31,7 @@ from engine.services.stacks import StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
+from engine.worker.poison import PoisonRule
 
 WsgiApp = Callable[..., Any]
 
@@ -100,8 +101,8 @@ class Kiln:
             idle_poll_seconds=engine.idle_poll_seconds,
             max_step_poll_seconds=engine.max_step_poll_seconds,
             operation_threads=engine.operation_threads,
-            internal_error_attempts=engine.internal_error_attempts,
-            internal_error_backoff_seconds=engine.internal_error_backoff_seconds,
+            poison=PoisonRule(engine.internal_error_attempts,
+                              engine.internal_error_backoff_seconds),
             api_url=self.public_api_url)
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
                           lifecycle=self.lifecycle)

@@ -1,10 +1,10 @@
 """Every oslo.config option of Kiln, by group, and ``list_opts`` for the sample generator.
 
 Options are declared here and read only in ``engine.bootstrap`` and ``engine.cmd``; the rest
-of the engine receives plain values (``engine.budget`` reads the declared defaults of its
-limits, :func:`declared_default`, so that they are written only here). Every option can
-also be set from the environment the way oslo.config does it: ``OS_<GROUP>__<OPTION>``
-(``OS_API__BIND_PORT=18004``).
+of the engine receives plain values (``engine.budget`` and ``engine.worker.poison`` read
+the declared defaults of their limits, :func:`declared_default`, so that they are written
+only here). Every option can also be set from the environment the way oslo.config does
+it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
 """
 
 from __future__ import annotations
@@ -196,8 +196,9 @@ def list_opts() -> list[tuple[str | None, Sequence[cfg.Opt]]]:
 
 def declared_default(group: str | None, name: str) -> Any:
     """The default ``[group] name`` is declared with above, before any file or the
-    environment is read: what ``engine.budget`` holds until the process is configured,
-    so that a limit's default is written once, here."""
+    environment is read: what ``engine.budget`` holds until the process is configured
+    (and the poison rule of a worker built without a configuration), so that a limit's
+    default is written once, here."""
     for opt in GROUPS[group]:
         if opt.dest == name:
             return opt.default

@@ -40,6 +40,8 @@ them into exit codes is ``engine.cli.main``::
     │   └── SchemaBehind
     ├── StartupFailed .......... never reaches HTTP: the process refuses to start
     │   └── PluginLoadFailed
+    ├── InternalError .......... never raised to a request: why a stack or a resource
+    │                            failed when Kiln kept failing on it (engine.worker.poison)
     └── BackendFailed .......... 502: a resource's backend (a cloud API) said no
         ├── BackendResourceGone
         └── BackendThrottled
@@ -130,6 +132,15 @@ class Unavailable(KilnError):
 
 class StartupFailed(KilnError):
     msg_fmt = "{reason}"
+
+
+class InternalError(KilnError):
+    """Kiln itself kept failing on a step or an operation phase (a bug, or a worker that
+    died on it); the message says where the operator finds the cause. ``tries``: "3
+    tries"; ``subject``: what the engine log names, with its request."""
+
+    msg_fmt = ("Kiln failed unexpectedly (an internal error, {tries}); the operator can "
+               "find {subject} in the engine log")
 
 
 class BackendFailed(KilnError):

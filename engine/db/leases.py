@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection, Mapping
+from typing import NamedTuple
 
-from sqlalchemy import BindParameter, Select, and_, bindparam, exists, func, or_, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import (
+    BindParameter,
+    Select,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
+from sqlalchemy.sql.elements import Case
 
 from engine.db.models import Operation, Step, Worker
 from engine.db.states import (
@@ -25,6 +38,8 @@ from engine.db.states import (
 )
 
 Now = datetime.datetime
+# UPDATEs of rows the session may hold: nothing reads those objects again afterwards.
+UNSYNCED = {"synchronize_session": False}
 
 
 def _claimable_operations() -> Select[Operation]:
@@ -109,36 +124,49 @@ def back_off_operation(session: Session, operation: Operation, not_before: Now) 
     operation.lease_expires_at = not_before
 
 
+class ClaimedStep(NamedTuple):
+    step: Step
+    # Its last claim ended without its progress saved: its worker failed on it, or died
+    # while it held it (see ``claim_steps``).
+    suspect: bool
+
+
 def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
-                limit: int, room: Mapping[str, int] | None = None) -> list[Step]:
+                limit: int, room: Mapping[str, int] | None = None,
+                alone_from: int = 1) -> list[ClaimedStep]:
     """Ready steps, and running steps whose holder stopped renewing (it died) or gave
     them back after a failure.
 
     ``room`` caps the steps of some resource types: at most that many more of each are
-    claimed (types with no room are not even read). At most one *suspect* is claimed: a
-    step whose last claim ended without its progress being saved (its worker failed on
-    it, or died while it held it). The caller runs the suspect in a round of its own, so
-    should it kill this worker too, the other steps claimed with it are not counted
-    against (see ``Step.failures``)."""
+    claimed (types with no room are not even read). A *suspect* is a step whose last
+    claim ended without its progress saved (``failures`` above 0). The caller runs a
+    claim's suspects last, in a round of their own, so should they kill the worker the
+    fresh steps claimed with them were saved already. At most one round of suspects is
+    claimed: every suspect that died fewer than ``alone_from`` times since its progress
+    (after a crash, the whole round the worker had started comes back so, and is taken
+    back together), or else a single one that died more (so that a step that keeps
+    killing its workers is told apart from the round it was in, and spends only its own
+    tries)."""
     room = dict(room or {})
     full = [kind for kind, left in room.items() if left <= 0]
     query = CLAIMABLE_STEPS
     if full:
         query = query.where(or_(Step.resource_type.is_(None),
                                 Step.resource_type.not_in(full)))
-    steps = []
-    suspect_taken = False
+    claimed: list[ClaimedStep] = []
+    alone: bool | None = None  # whether the suspects claimed so far run one by one
     for step in session.scalars(query, {"now": now, "limit": limit}):
         suspect = step.failures > 0
-        if suspect and suspect_taken:
+        if suspect and alone is not None and (alone or step.failures >= alone_from):
             continue  # read but left as it is, as below
         if step.resource_type in room:
             if room[step.resource_type] <= 0:
                 continue  # read but left as it is: another claim takes it
             room[step.resource_type] -= 1
-        suspect_taken |= suspect
-        steps.append(step)
-    for step in steps:
+        if suspect:
+            alone = step.failures >= alone_from
+        claimed.append(ClaimedStep(step, suspect))
+    for step, _ in claimed:
         step.state = STEP_RUNNING
         step.lease_owner = owner
         step.lease_expires_at = _expiry(now, lease_seconds)
@@ -147,7 +175,7 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
         step.failures += 1
         if step.started_at is None:
             step.started_at = now
-    return steps
+    return claimed
 
 
 def back_off_step(session: Session, step: Step, owner: str, not_before: Now) -> bool:
@@ -158,6 +186,43 @@ def back_off_step(session: Session, step: Step, owner: str, not_before: Now) -> 
     step.lease_owner = None
     step.lease_expires_at = not_before
     return True
+
+
+def _one_try_fewer(failures: InstrumentedAttribute[int]) -> Case[int]:
+    """A claim given back unfinished through no fault of the row's: its try taken back."""
+    return case((failures > 0, failures - 1), else_=0)
+
+
+def give_back_steps(session: Session, owner: str, step_ids: Collection[int],
+                    expires: Now) -> set[int]:
+    """Hand claimed steps back uncounted (a graceful stop, a round cut short, a
+    database outage): their try is taken back and anyone may claim them from
+    ``expires``. One statement, so a count a concurrent write changed is not lost;
+    only the steps still ours and running are touched. The ids given back."""
+    if not step_ids:
+        return set()
+    result = session.execute(
+        update(Step)
+        .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
+               Step.state == STEP_RUNNING)
+        .values(lease_owner=None, lease_expires_at=expires, failures=_one_try_fewer(Step.failures))
+        .returning(Step.id), execution_options=UNSYNCED)
+    return {row[0] for row in result}
+
+
+def give_back_operations(session: Session, owner: str, operation_ids: Collection[str],
+                         expires: Now) -> set[str]:
+    """:func:`give_back_steps` for operations: their lease ends at ``expires`` and the
+    phase's try is taken back, for those still ours. The ids given back."""
+    if not operation_ids:
+        return set()
+    result = session.execute(
+        update(Operation)
+        .where(Operation.id.in_(list(operation_ids)), Operation.lease_owner == owner)
+        .values(lease_expires_at=expires,
+                failures=_one_try_fewer(Operation.failures))
+        .returning(Operation.id), execution_options=UNSYNCED)
+    return {row[0] for row in result}
 
 
 def renew_steps(session: Session, owner: str, step_ids: Collection[int], now: Now,

@@ -68,12 +68,18 @@ def load_steps(session: Session, step_ids: Collection[int]) -> list[Step]:
 
 
 def save_progress(session: Session, step_id: int, owner: str, token: object,
-                  next_poll_at: Now) -> bool:
-    """Store the step's token; progress, so its count of failed tries starts again."""
+                  next_poll_at: Now, *, started: bool) -> bool:
+    """Store the step's token. ``started``: its action has just started (a new token
+    from ``handle_<action>``), which is progress, so its count of failed tries starts
+    again; a look that found it still waiting is not (a step that fails on its second
+    look would otherwise be retried for ever)."""
+    values: dict[str, Any] = {"token": token, "started": True, "next_poll_at": next_poll_at}
+    if started:
+        values["failures"] = 0
     return _rows_updated(session, (
         update(Step)
         .where(Step.id == step_id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
-        .values(token=token, started=True, next_poll_at=next_poll_at, failures=0)
+        .values(**values)
     )) == 1
 
 

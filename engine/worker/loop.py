@@ -22,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from engine.db import leases
-from engine.db.models import Operation, Step, Worker
+from engine.db.models import Worker
 from engine.db.session import Database
 from engine.db.wakeup import WorkListener
 from engine.errors import DatabaseUnavailable
@@ -61,8 +61,7 @@ class WorkerSettings:
     api_url: str = "http://127.0.0.1:8004"
     # Tries of an operation phase or a step that fails on an unexpected error, and the
     # wait before the second ([engine] internal_error_attempts, _backoff_seconds).
-    internal_error_attempts: int = 3
-    internal_error_backoff_seconds: float = 0.5
+    poison: PoisonRule = PoisonRule()
 
 
 class WorkerLoop:
@@ -77,13 +76,16 @@ class WorkerLoop:
         self._clock = clock
         self._sleep = sleep
         self._held: dict[int, HeldStep] = {}
+        # Claimed, counted, and cut short by a database outage: given back uncounted at
+        # the next tick the database answers (``_give_back_unfinished``).
+        self._unfinished_operations: set[str] = set()
+        self._unfinished_steps: set[int] = set()
         self._last_heartbeat = 0.0
         plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
                                 settings.lease_seconds, settings.heartbeat_interval_seconds)
         # The IR of each operation, built when it is planned, is shared with its steps.
         irs = OperationIrs(registry)
-        rule = PoisonRule(settings.internal_error_attempts,
-                          settings.internal_error_backoff_seconds)
+        rule = self._rule = settings.poison
         self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
                                            api_url=settings.api_url, irs=irs, rule=rule)
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
@@ -127,6 +129,7 @@ class WorkerLoop:
         """One tick: heartbeat, operations, new steps, due polls. True if it did work."""
         now = self._clock()
         self._heartbeat_if_due(now)
+        self._give_back_unfinished(now)
         busy = self._advance_operations(now)
         busy |= self._claim_steps(now)
         busy |= self._poll_due()
@@ -137,7 +140,8 @@ class WorkerLoop:
         self._db.work.set()
 
     def hand_back(self) -> None:
-        """Graceful stop: expire our leases now so another worker resumes the work.
+        """Graceful stop: expire our leases now so another worker resumes the work,
+        the tries cut short not counted.
 
         Operations in flight get a moment to finish their current call; one still
         waiting on a plugin is handed over (its later writes fail the lease check)."""
@@ -147,23 +151,20 @@ class WorkerLoop:
             for future in list(self._in_flight.values()):
                 with contextlib.suppress(Exception):  # _guarded logged it; only waiting
                     future.result(timeout=max(0.0, deadline - time.monotonic()))
+        # A phase cut short by the stop or by an outage, and a held step's claim, are
+        # not the item's fault: their tries do not count.
         now = self._clock()
+        operations = {operation_id for operation_id, future in self._in_flight.items()
+                      if not future.done() or _outage(future)} | self._unfinished_operations
+        expired = now - datetime.timedelta(seconds=1)
         with self._db.transaction() as session:
-            for operation_id, future in self._in_flight.items():
-                operation = session.get(Operation, operation_id)
-                if (not future.done() and operation is not None
-                        and operation.lease_owner == self.id):
-                    operation.lease_expires_at = now - datetime.timedelta(seconds=1)
-                    # A phase cut short by a stop is not the operation's fault: that try
-                    # does not count. (A held step has no try to take back: its progress
-                    # was saved in its first round.)
-                    operation.failures = max(0, operation.failures - 1)
-            for step_id in list(self._held):
-                step = session.get(Step, step_id)
-                if step is not None and step.lease_owner == self.id:
-                    step.lease_expires_at = now - datetime.timedelta(seconds=1)
+            leases.give_back_operations(session, self.id, operations, expired)
+            leases.give_back_steps(session, self.id,
+                                   set(self._held) | self._unfinished_steps, expired)
             leases.heartbeat_worker(session, self.id, now, stopped=True)
         self._held.clear()
+        self._unfinished_operations.clear()
+        self._unfinished_steps.clear()
 
     @property
     def held_count(self) -> int:
@@ -183,7 +184,21 @@ class WorkerLoop:
             del self._held[lost]
         self._last_heartbeat = now.timestamp()
 
+    def _give_back_unfinished(self, now: datetime.datetime) -> None:
+        """Give back, uncounted, what an outage cut short: a claim the database could
+        not finish is not a failed try (three outages would otherwise fail it)."""
+        if not (self._unfinished_operations or self._unfinished_steps):
+            return
+        with self._db.transaction() as session:
+            leases.give_back_operations(session, self.id, self._unfinished_operations, now)
+            leases.give_back_steps(session, self.id, self._unfinished_steps, now)
+        self._unfinished_operations.clear()
+        self._unfinished_steps.clear()
+
     def _advance_operations(self, now: datetime.datetime) -> bool:
+        for operation_id, future in self._in_flight.items():
+            if future.done() and _outage(future):
+                self._unfinished_operations.add(operation_id)
         self._in_flight = {op_id: future for op_id, future in self._in_flight.items()
                            if not future.done()}
         limit = self._settings.operations_per_tick
@@ -194,9 +209,13 @@ class WorkerLoop:
         with self._db.transaction() as session:
             claimed = [op.id for op in leases.claim_operations(
                 session, self.id, now, self._settings.lease_seconds, limit)]
-        for operation_id in claimed:
+        for index, operation_id in enumerate(claimed):
             if self._pool is None:
-                self._guarded(self._operations.advance, operation_id)
+                try:
+                    self._guarded(self._operations.advance, operation_id)
+                except DatabaseUnavailable:
+                    self._unfinished_operations.update(claimed[index:])
+                    raise
             else:
                 self._in_flight[operation_id] = self._pool.submit(
                     self._guarded, self._operations.advance, operation_id)
@@ -207,16 +226,24 @@ class WorkerLoop:
         if free <= 0:
             return False
         with self._db.transaction() as session:
-            claimed = [(step.id, step.failures > 1) for step in leases.claim_steps(
-                session, self.id, now, self._settings.lease_seconds, free, self._room())]
-        # A suspect (its last try failed or died) goes last, in a round of its own: should
-        # it kill this worker too, the others' progress is saved and only it counts.
+            claimed = [(step.id, suspect) for step, suspect in leases.claim_steps(
+                session, self.id, now, self._settings.lease_seconds, free, self._room(),
+                self._rule.alone_from)]
+        # Suspects (their last try failed or died) go last, in a round of their own:
+        # should they kill this worker too, the others' progress is saved and only they
+        # count.
         fresh = [step_id for step_id, suspect in claimed if not suspect]
         suspects = [step_id for step_id, suspect in claimed if suspect]
-        for batch in (fresh, suspects):
-            if batch:
-                for held in self._guarded(self._steps.start_many, batch) or ():
-                    self._held[held.step_id] = held
+        for index, batch in enumerate((fresh, suspects)):
+            if not batch:
+                continue
+            try:
+                started = self._guarded(self._steps.start_many, batch)
+            except DatabaseUnavailable:
+                self._unfinished_steps.update(batch if index else fresh + suspects)
+                raise
+            for held in started or ():
+                self._held[held.step_id] = held
         return bool(claimed)
 
     def _room(self) -> dict[str, int]:
@@ -262,3 +289,8 @@ class WorkerLoop:
             soonest = min(held.next_poll_at for held in self._held.values())
             wait = min(wait, max(0.0, soonest - self._clock().timestamp()))
         return wait
+
+
+def _outage(future: Future[Any]) -> bool:
+    """Whether the finished ``future`` was cut short by the database going away."""
+    return not future.cancelled() and isinstance(future.exception(), DatabaseUnavailable)

@@ -195,9 +195,10 @@ class OperationDriver:
         """End an operation whose phase kept failing (a Kiln bug, logged each time, or a
         phase that killed its workers): better a FAILED stack an operator can see than
         a retry every lease for ever. Nothing of the failing phase is run again: no
-        plan, no outputs, no rollback. Returns the outcome when post-ops are owed (they
-        are told ``is_stack_failure``); when the post-ops are what kept failing, the
-        operation is settled without them."""
+        plan, no outputs, no rollback; the resources its running steps were acting on
+        are FAILED, as a time-out leaves them. Returns the outcome when post-ops are
+        owed (they are told ``is_stack_failure``); when the post-ops are what kept
+        failing, the operation is settled without them."""
         request_id = request_id_of(session, operation.id)
         if operation.state == OP_NOTIFYING:
             LOG.error("operation %s (request %s): post-ops abandoned after %d tries",
@@ -206,7 +207,7 @@ class OperationDriver:
             return None
         stack = queries.load_stack(session, operation.stack_id)
         _owe_post_ops(operation)
-        steps.cancel_open_steps(session, operation, now)
+        self._abort_open_steps(session, operation, stack, now)
         reason = self._internal_error(operation, request_id)
         LOG.error("operation %s (request %s): given up after %d tries; stack %s %s",
                   operation.id, request_id, self._rule.attempts, stack.id, reason)
@@ -236,8 +237,8 @@ class OperationDriver:
         release_operation(session, operation)
 
     def _internal_error(self, operation: Operation, request_id: str) -> str:
-        return (f"Stack {operation.action} failed: "
-                + self._rule.internal_error(f"operation {operation.id}", request_id))
+        error = self._rule.internal_error(f"operation {operation.id}", request_id)
+        return f"Stack {operation.action} failed: {error.message}"
 
     def _plan(self, session: Any, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
@@ -301,6 +302,17 @@ class OperationDriver:
                   now: datetime.datetime) -> None:
         """End a running operation past its deadline, or one a tenant cancelled."""
         _owe_post_ops(operation)
+        self._abort_open_steps(session, operation, stack, now)
+        operation.failure_reason = (
+            f"Resource {operation.action} failed: Operation cancelled" if _cancelled(operation)
+            else f"{operation.action.capitalize()} timed out")
+        operation.state = OP_FINISHING
+
+    @staticmethod
+    def _abort_open_steps(session: Any, operation: Operation, stack: Stack,
+                          now: datetime.datetime) -> None:
+        """Cancel the operation's open steps; the resources they were acting on are
+        FAILED, so none is left IN_PROGRESS under a stack that ended."""
         for name in steps.cancel_open_steps(session, operation, now):
             row = queries.get_resource(session, stack, name)
             reason = f"{operation.action} aborted"
@@ -309,10 +321,6 @@ class OperationDriver:
                               physical_resource_id=row.physical_id or "",
                               resource_type=row.type, action=row.action, status="FAILED",
                               reason=reason, now=now)
-        operation.failure_reason = (
-            f"Resource {operation.action} failed: Operation cancelled" if _cancelled(operation)
-            else f"{operation.action.capitalize()} timed out")
-        operation.state = OP_FINISHING
 
     def _finish(self, session: Any, operation: Operation, stack: Stack,
                 now: datetime.datetime) -> None:

@@ -1,34 +1,44 @@
 """The poison rule on a SQLite file with an injected clock: an operation phase or a step
 that keeps failing on a Kiln bug, or that kills its worker, is tried a few times a short
-wait apart and then ends FAILED with a reason that leads an operator into the log."""
+wait apart and then ends FAILED with a reason that leads an operator into the log; what
+is cut short through no fault of its own (a stop, an outage, a round that took too long)
+is not counted. Concurrent writers are tried on PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
-from sqlalchemy import select
+from oslo_config import cfg
+from sqlalchemy import select, text
 
+from engine import config
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import leases
+from engine.db import leases, migration
 from engine.db.models import Operation, Step
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED, STEP_RUNNING
+from engine.errors import DatabaseUnavailable, InternalError
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import Attribute
-from engine.services.stacks import StackLimits, StackService
+from engine.services.stacks import EventQuery, StackLimits, StackService
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
+from engine.worker.step import StepRunner
+from tests.functional.conftest import fresh_database
 from tests.unit.conftest import Clock
-from tests.unit.worker.test_loop import create, run
+from tests.unit.worker.test_loop import WAITING, create, run
 from tests.unit.worker.test_plugpoints import Entry, Gate, Recording, loaded
 
 REQUEST = "req-7f3c"
@@ -63,12 +73,15 @@ class Killing(Resource):
 class LeavesUnstorableData(Resource):
     """Its create leaves private data Kiln cannot store (a plugin's mistake, but what
     fails is Kiln's write); ``Failing`` raises after that, so recording the failure
-    meets the same write."""
+    meets the same write. It makes its backend thing once, as the resource contract
+    asks: a create tried again goes on with the physical id recorded."""
 
     creates: ClassVar[int] = 0
 
     def handle_create(self) -> Token:
-        type(self).creates += 1
+        if self.physical_id is None:
+            type(self).creates += 1
+            self.set_physical_id(f"thing-{type(self).creates}")
         self.data["left"] = {"a set"}
         return None
 
@@ -89,10 +102,97 @@ class KillingCreate(Resource):
         raise Killed()
 
 
+class KillingFirstCreate(Resource):
+    """Kills the first worker that creates it (a crash mid-round); then creates."""
+
+    creates: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        KillingFirstCreate.creates += 1
+        if KillingFirstCreate.creates == 1:
+            raise Killed()
+        return None
+
+
+class FailingSecondLook(Resource):
+    """Its create starts, and each instance's second look fails as a Kiln bug would:
+    by killing the worker (``how = "kills"``) or by leaving data Kiln cannot store
+    (``"unstorable"``)."""
+
+    how: ClassVar[str] = "kills"
+    looks: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        if self.physical_id is None:
+            self.set_physical_id("thing")
+        self.instance_looks = 0
+        return {"started": True}
+
+    def check_create_complete(self, token: Token) -> bool:
+        FailingSecondLook.looks += 1
+        self.instance_looks = getattr(self, "instance_looks", 0) + 1
+        if self.instance_looks == 2:
+            if FailingSecondLook.how == "kills":
+                raise Killed()
+            self.data["left"] = {"a set"}
+        return False
+
+
+class SlowToRead(Resource):
+    """Reading its attribute takes 1.5 s of the (injected) clock: stands for a yaql or
+    pattern evaluation that uses most of its budget."""
+
+    attributes_schema: ClassVar[dict[str, Attribute]] = {"value": Attribute("slow")}
+    clock: ClassVar[Clock | None] = None
+
+    def get_attribute(self, name: str) -> Any:
+        assert SlowToRead.clock is not None
+        SlowToRead.clock.advance(1.5)
+        return "read"
+
+
+class CutByOutage(Resource):
+    """The database goes away while its create runs, ``outages`` times (the round's
+    write fails); then it creates."""
+
+    outage: ClassVar[Outage | None] = None
+    outages: ClassVar[int] = 0
+
+    def handle_create(self) -> Token:
+        assert CutByOutage.outage is not None
+        if CutByOutage.outages:
+            CutByOutage.outages -= 1
+            CutByOutage.outage.transactions_left = 0
+        return None
+
+
+class Outage:
+    """Stands for the database going away: once ``transactions_left`` reaches 0, the
+    next transaction raises ``DatabaseUnavailable`` (None: it never goes away)."""
+
+    def __init__(self, db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.transactions_left: int | None = None
+        real = db.transaction
+
+        @contextlib.contextmanager
+        def transaction() -> Iterator[Any]:
+            if self.transactions_left is not None:
+                if self.transactions_left <= 0:
+                    self.transactions_left = None
+                    raise DatabaseUnavailable(reason="connection refused")
+                self.transactions_left -= 1
+            with real() as session:
+                yield session
+
+        monkeypatch.setattr(db, "transaction", transaction)
+
+
 TYPES = {"Test::Unstorable": Unstorable, "Test::Killing": Killing,
          "Test::LeavesUnstorableData": LeavesUnstorableData,
          "Test::FailingWithUnstorableData": FailingWithUnstorableData,
-         "Test::KillingCreate": KillingCreate}
+         "Test::KillingCreate": KillingCreate, "Test::KillingFirstCreate": KillingFirstCreate,
+         "Test::FailingSecondLook": FailingSecondLook, "Test::SlowToRead": SlowToRead,
+         "Test::CutByOutage": CutByOutage}
 
 
 class BuggyRegistry(ResourceTypeRegistry):
@@ -147,13 +247,42 @@ def step_of(db: Database, stack_id: str, name: str) -> Step:
                                                   Step.resource_name == name)).one()
 
 
-def until_dead(loop: WorkerLoop, ticks: int = 20) -> bool:
-    """Run ``loop`` until it is killed (True) or has had ``ticks`` ticks (False)."""
+def plan(db: Database, types: ResourceTypeRegistry, clock: Clock) -> None:
+    """Plan the next operation: its steps are written, none claimed."""
+    driver = OperationDriver(db, types, "planner", clock,
+                             Plugpoints(db, types, LifecycleRegistry(()), "planner", clock,
+                                        30, 5), api_url="http://kiln")
+    with db.transaction() as session:
+        [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
+    driver.advance(operation.id)
+
+
+def until_dead(loop: WorkerLoop, ticks: int = 20, clock: Clock | None = None) -> bool:
+    """Run ``loop`` until it is killed (True) or has had ``ticks`` ticks (False); with
+    ``clock``, half a second passes after each tick."""
     try:
-        run(loop, ticks)
+        for _ in range(ticks):
+            loop.run_once()
+            if clock is not None:
+                clock.advance(0.5)
     except Killed:
         return True
     return False
+
+
+def tick_through_outage(loop: WorkerLoop) -> bool:
+    """One tick; True if the database went away during it."""
+    try:
+        loop.run_once()
+    except DatabaseUnavailable:
+        return True
+    return False
+
+
+def statuses(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+             ) -> dict[str, str]:
+    return {r.name: f"{r.action}_{r.status}"
+            for r in stacks.list_resources(ctx, name, stack_id, {})}
 
 
 def internal_error(subject: str) -> str:
@@ -352,13 +481,15 @@ def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
         clock.advance(0.5)
         run(loop, ticks=1)
 
-    assert cls.creates == 3
+    # The physical id outlived the writes that failed: the thing was made once, and
+    # each try went on with it (a real backend would hold no leaked copies).
+    assert cls.creates == 1
     bad = step_of(db, stack_id, "bad")
     reason = ("InternalError: resources.bad: "
               + internal_error(f"step {bad.id} of operation {bad.operation_id}"))
     resource = stacks.get_resource(ctx, name, stack_id, "bad")
-    assert (resource.action, resource.status, resource.status_reason) == (
-        "CREATE", "FAILED", reason)
+    assert (resource.action, resource.status, resource.status_reason,
+            resource.physical_id) == ("CREATE", "FAILED", reason, "thing-1")
     assert step_of(db, stack_id, "after").state == STEP_CANCELLED
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.status, stack.status_reason) == (
@@ -393,27 +524,204 @@ def test_a_step_that_kills_its_workers_is_failed_and_its_batch_completes(
     assert stacks.get(ctx, name, stack_id).status == "FAILED"
 
 
-def test_at_most_one_suspect_step_is_claimed_at_a_time(
+@pytest.mark.parametrize(("how", "deaths", "looks"), [("kills", 4, 8), ("unstorable", 0, 6)])
+def test_a_step_that_fails_on_its_second_look_ends_after_the_configured_tries(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, how: str, deaths: int, looks: int) -> None:
+    # Each claim's first look passes: were it progress, the count would never pass 1.
+    FailingSecondLook.how, FailingSecondLook.looks = how, 0
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  bad: {type: 'Test::FailingSecondLook'}\n"))
+    died = 0
+    while until_dead(worker(db, types, clock), ticks=20, clock=clock):
+        died += 1
+        assert died <= deaths, "tried again after its last try"
+        clock.advance(31)
+
+    # Three tries after its progress (the started create); a death that came after the
+    # progress of its own claim costs no try.
+    assert (died, FailingSecondLook.looks) == (deaths, looks)
+    step = step_of(db, stack_id, "bad")
+    resource = stacks.get_resource(ctx, name, stack_id, "bad")
+    assert (resource.status, resource.status_reason) == (
+        "FAILED", "InternalError: resources.bad: "
+        + internal_error(f"step {step.id} of operation {step.operation_id}"))
+    assert stacks.get(ctx, name, stack_id).status == "FAILED"
+
+
+def test_a_waiting_step_handed_back_by_a_graceful_stop_is_not_counted(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    _, stack_id = create(stacks, ctx, WAITING)
+    run(worker(db, types, clock), ticks=3)
+    assert step_of(db, stack_id, "slow").failures == 0  # started: progress
+    clock.advance(31)  # its worker died
+    second = worker(db, types, clock)
+    run(second, ticks=3)
+    step = step_of(db, stack_id, "slow")
+    assert (step.failures, step.lease_owner) == (1, second.id)  # a look is not progress
+    second.hand_back()
+    step = step_of(db, stack_id, "slow")
+    assert (step.failures, step.lease_owner) == (0, None)
+    assert step.lease_expires_at is not None and step.lease_expires_at < clock()
+
+
+def test_suspects_are_claimed_together_until_one_more_death_would_leave_no_try_alone(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
         ctx: RequestContext) -> None:
     _, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
-                         + "".join(f"  r{i}: {{type: OS::Heat::None}}\n" for i in range(4)))
-    driver = OperationDriver(db, types, "planner", clock,
-                             Plugpoints(db, types, LifecycleRegistry(()), "planner", clock,
-                                        30, 5), api_url="http://kiln")
+                         + "".join(f"  r{i}: {{type: OS::Heat::None}}\n" for i in range(5)))
+    plan(db, types, clock)  # five ready steps
+    # By id: one fresh, two whose holder died once (a crash mid-round), one that died
+    # twice, then another fresh.
+    counts = [0, 1, 1, 2, 0]
     with db.transaction() as session:
-        [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
-    driver.advance(operation.id)  # plans four ready steps
-    with db.transaction() as session:
-        for step in session.scalars(select(Step).where(Step.stack_id == stack_id)):
-            if step.resource_name in ("r1", "r3"):
-                # Claimed before, and their holder died before saving anything.
-                step.state, step.failures = STEP_RUNNING, 1
-                step.lease_expires_at = clock() - datetime.timedelta(seconds=1)
-    with db.transaction() as session:
-        claimed = {step.resource_name: step.failures for step in leases.claim_steps(
-            session, "w", clock(), 30, 10)}
-    assert claimed == {"r0": 1, "r1": 2, "r2": 1}
+        rows = session.scalars(select(Step).where(Step.stack_id == stack_id)
+                               .order_by(Step.id)).all()
+        names = [row.resource_name for row in rows]
+        for row, failures in zip(rows, counts, strict=True):
+            if failures:
+                row.state, row.failures = STEP_RUNNING, failures
+                row.lease_expires_at = clock() - datetime.timedelta(seconds=1)
+
+    def claim() -> dict[str, tuple[int, bool]]:
+        with db.transaction() as session:
+            return {step.resource_name: (step.failures, suspect)
+                    for step, suspect in leases.claim_steps(
+                        session, "w", clock(), 30, 10, alone_from=PoisonRule().alone_from)}
+
+    # The once-dead come back in one round; the twice-dead waits for a claim alone.
+    assert claim() == {names[0]: (1, False), names[1]: (2, True), names[2]: (2, True),
+                       names[4]: (1, False)}
+    assert claim() == {names[3]: (3, True)}
+
+
+def test_a_round_cut_short_by_a_crash_comes_back_in_one_round(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    names = [f"r{i}" for i in range(6)]
+    name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
+                            + "".join(f"  {n}: {{type: OS::Heat::None}}\n" for n in names)
+                            + "  k: {type: 'Test::KillingFirstCreate'}\n")
+    KillingFirstCreate.creates = 0
+    assert until_dead(worker(db, types, clock))
+    assert {step_of(db, stack_id, n).failures for n in [*names, "k"]} == {1}
+    clock.advance(31)
+
+    run(worker(db, types, clock), ticks=1)  # one claim, one round
+    assert set(statuses(stacks, ctx, name, stack_id).values()) == {"CREATE_COMPLETE"}
+
+
+def test_a_round_that_takes_longer_than_an_evaluation_hands_the_rest_back_uncounted(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    # Each value reads an attribute that takes 1.5 s; an evaluation may take 2 s.
+    SlowToRead.clock = clock
+    values = [f"v{i}" for i in range(5)]
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n  slow: {type: 'Test::SlowToRead'}\n"
+        + "".join(f"  {v}:\n    type: OS::Heat::Value\n"
+                  "    properties: {value: {get_attr: [slow, value]}}\n" for v in values)))
+    loop = worker(db, types, clock)
+    run(loop, ticks=1)  # plans, and creates slow
+    assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_COMPLETE"
+
+    run(loop, ticks=1)  # claims the five values
+    # The round stopped once it had taken 3 s (more than 2): two were prepared and
+    # created; the others were handed back at once, their claim not counted.
+    assert [statuses(stacks, ctx, name, stack_id)[v] for v in values] == (
+        ["CREATE_COMPLETE"] * 2 + ["INIT_COMPLETE"] * 3)
+    for value in values[2:]:
+        step = step_of(db, stack_id, value)
+        assert (step.state, step.lease_owner, step.failures, step.lease_expires_at) == (
+            STEP_RUNNING, None, 0, clock())
+
+    for _ in range(3):
+        clock.advance(0.1)
+        run(loop, ticks=1)
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_database_outages_do_not_count_against_a_step(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    CutByOutage.outage, CutByOutage.outages = Outage(db, monkeypatch), 4
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n  r: {type: 'Test::CutByOutage'}\n"))
+    loop = worker(db, types, clock)
+    outages = 0
+    for _ in range(12):
+        if tick_through_outage(loop):
+            outages += 1
+            run(loop, ticks=1)  # the database is back: the claim is given back
+            step = step_of(db, stack_id, "r")
+            assert (step.failures, step.lease_owner) == (0, None)
+        clock.advance(31)  # past the lease, so the count would show without the fix
+
+    assert outages == 4
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_database_outages_do_not_count_against_an_operation(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    outage = Outage(db, monkeypatch)
+    calls: list[Entry] = []
+
+    def pre(action: str | None) -> None:
+        if len(calls) <= 4:  # the database goes away before the call is recorded
+            outage.transactions_left = 0
+
+    plugins = LifecycleRegistry([loaded(Recording("audit", calls, pre=pre))])
+    name, stack_id = create(stacks, ctx, PLAIN)
+    loop = worker(db, types, clock, plugins)
+    outages = 0
+    for _ in range(8):
+        if tick_through_outage(loop):
+            outages += 1
+            run(loop, ticks=1)  # the database is back: the claim is given back
+            operation = operation_of(db, stack_id)
+            assert (operation.failures, operation.lease_expires_at) == (0, clock())
+        clock.advance(31)  # past the lease, so the count would show without the fix
+
+    assert outages == 4
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+class TimeOutBug(OperationDriver):
+    """Stands for a bug in the time-out phase: it raises every time."""
+
+    def _time_out(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a bug in timing out")
+
+
+def test_giving_up_fails_the_resources_its_steps_were_acting_on(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        ctx: RequestContext) -> None:
+    name, stack_id = create(stacks, ctx, WAITING)
+    run(worker(db, types, clock), ticks=3)
+    assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_IN_PROGRESS"
+    clock.advance(3601)  # past the operation's deadline: it is to be timed out
+    owner = "worker-2"
+    driver = TimeOutBug(db, types, owner, clock,
+                        Plugpoints(db, types, LifecycleRegistry(()), owner, clock, 30, 5),
+                        api_url="http://kiln")
+    for _ in range(4):
+        with db.transaction() as session:
+            [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
+                                                                  30, 1)]
+        driver.advance(claimed)
+        clock.advance(5)
+
+    assert stacks.get(ctx, name, stack_id).status_reason == (
+        f"Stack CREATE failed: {internal_error(f'operation {claimed}')}")
+    slow = stacks.get_resource(ctx, name, stack_id, "slow")
+    assert (slow.action, slow.status, slow.status_reason) == (
+        "CREATE", "FAILED", "CREATE aborted")
+    events = stacks.list_events(ctx, name, stack_id, EventQuery(ascending=True), "slow")
+    assert [f"{e.action}_{e.status}" for e in events][-1] == "CREATE_FAILED"
+    assert statuses(stacks, ctx, name, stack_id)["after"] == "INIT_COMPLETE"
 
 
 def test_the_rule_doubles_its_wait_and_names_what_to_grep_for() -> None:
@@ -421,7 +729,101 @@ def test_the_rule_doubles_its_wait_and_names_what_to_grep_for() -> None:
     assert (rule.spent(1), rule.spent(2)) == (False, True)
     assert [rule.backoff(n).total_seconds() for n in (0, 1, 2, 3, 30)] == [
         0.5, 0.5, 1.0, 2.0, 60.0]
-    assert rule.internal_error("operation x", "") == (
+    error = rule.internal_error("operation x", "")
+    assert isinstance(error, InternalError)  # one hierarchy: engine.errors
+    assert error.message == (
         "Kiln failed unexpectedly (an internal error, 1 try); the operator can find "
         "operation x in the engine log")
-    assert "find step 3 (request req-1) in" in rule.internal_error("step 3", "req-1")
+    assert "find step 3 (request req-1) in" in rule.internal_error("step 3", "req-1").message
+    # Suspects run together while one more death there leaves each a try alone.
+    assert [PoisonRule(attempts=n).alone_from for n in (1, 2, 3, 5)] == [1, 1, 2, 4]
+
+
+def test_the_rules_defaults_are_the_configurations() -> None:
+    conf = cfg.ConfigOpts()
+    config.register_opts(conf)
+    conf([], default_config_files=[])
+    assert PoisonRule() == PoisonRule(conf.engine.internal_error_attempts,
+                                      conf.engine.internal_error_backoff_seconds)
+    assert WorkerSettings().poison == PoisonRule()
+
+
+# --- concurrent writers (PostgreSQL: SQLite has one writer at a time) ---------------------
+
+
+def waiting_on_a_lock(db: Database, statement: str) -> None:
+    """Return once a statement like ``statement`` (SQL LIKE) waits on a row lock."""
+    for _ in range(1000):
+        with db.read() as session:
+            if session.execute(text("SELECT count(*) FROM pg_stat_activity "
+                                    "WHERE wait_event_type = 'Lock' AND query LIKE :like"),
+                               {"like": statement}).scalar():
+                return
+        time.sleep(0.01)
+    raise AssertionError("no transaction waited on the lock")
+
+
+@pytest.mark.postgresql
+def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
+    clock, release = Clock(), threading.Event()
+    with fresh_database() as url:
+        db = Database(url)
+        try:
+            migration.upgrade(db)
+            types = ResourceTypeRegistry.load()
+            tenant = TenantService(db, clock).create_tenant("t")
+            ctx = RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id,
+                                 role=ADMIN_ROLE, request_id=REQUEST)
+            stacks = StackService(db, types, StackLimits(), clock)
+
+            # A step that failed on a bug while another worker claimed it (the first
+            # one's lease had lapsed): the new holder keeps it.
+            _, stack_id = create(stacks, ctx, PLAIN)
+            plan(db, types, clock)
+            with db.transaction() as session:
+                [(step, _)] = leases.claim_steps(session, "w1", clock(), 30, 10)
+            runner = StepRunner(db, types, "w1", clock, 1.0, api_url="http://kiln")
+            with db.transaction() as session:
+                claimed = session.get(Step, step.id, with_for_update=True)
+                assert claimed is not None
+                claimed.lease_owner = "w2"
+                session.flush()
+                counting = threading.Thread(target=runner._unexpected,
+                                            args=(step.id, TypeError("a bug")))
+                counting.start()
+                waiting_on_a_lock(db, "%steps%")
+            counting.join(30)
+            assert step_of(db, stack_id, "fine").lease_owner == "w2"
+
+            # A graceful stop while the operation's phase, in flight, completes: the
+            # phase's release stands (the stop's take-back is for a phase cut short).
+            stack_id = stacks.create(ctx, {"stack_name": "other", "template": PLAIN}).id
+            with db.transaction() as session:
+                session.scalars(select(Operation).where(
+                    Operation.stack_id == stack_id)).one().failures = 1  # failed once
+            gate = Gate(release)
+            loop = worker(db, types, clock, LifecycleRegistry(
+                [loaded(Recording("slow", [], pre=gate.pre))]), operation_threads=1,
+                heartbeat_interval_seconds=0.05)
+            run(loop, ticks=1)
+            gate.wait_reached()
+            operation = operation_of(db, stack_id)
+            assert operation.failures == 2
+            with db.transaction() as session:
+                phase = session.get(Operation, operation.id, with_for_update=True)
+                assert phase is not None
+                phase.lease_owner, phase.lease_expires_at, phase.failures = None, None, 0
+                session.flush()
+                stopping = threading.Thread(target=loop.hand_back)
+                stopping.start()
+                # (not the lease renewals of the plugin call in flight)
+                waiting_on_a_lock(db, "UPDATE operations SET %failures%")
+            stopping.join(30)
+            operation = operation_of(db, stack_id)
+            assert (operation.failures, operation.lease_owner) == (0, None)
+        finally:
+            release.set()
+            for thread in threading.enumerate():
+                if thread.name.startswith(("lifecycle-", "kiln-operation")):
+                    thread.join(10)
+            db.dispose()
