@@ -124,6 +124,59 @@ def descendants(session: Session, root_id: str, depth: int) -> dict[str, str]:
     return found
 
 
+@dataclasses.dataclass(frozen=True)
+class TreeResources:
+    """The resources of a tree of stacks, as far as the database holds them."""
+
+    rows: int  # of every live stack of the tree
+    # A stack's resources become rows when its operation plans. For each stack of the
+    # tree whose create or update has not planned yet: the template that operation will
+    # plan, and the rows the stack has now.
+    unplanned: list[tuple[Any, int]]
+
+
+def tree_resources(session: Session, stack_id: str, *, lock: bool = False) -> TreeResources:
+    """The resources of the whole tree of live stacks that ``stack_id`` belongs to: its
+    root's and those of every stack nested in the root, at any depth (Heat's
+    ``stack.total_resources(root_stack_id)``, which ``max_resources_per_stack`` bounds).
+
+    With ``lock`` the root's row is locked first, so that two children of one tree
+    starting at once are counted one after the other, not both against the same total
+    (PostgreSQL; SQLite's writers go one at a time anyway)."""
+    root, seen = stack_id, {stack_id}
+    while (owner := session.scalar(select(Stack.owner_id).where(Stack.id == root))) \
+            and owner not in seen:
+        root = owner
+        seen.add(owner)
+    if lock:
+        session.execute(select(Stack.id).where(Stack.id == root).with_for_update())
+    tree = select(Stack.id).where(Stack.id == root).cte("tree", recursive=True)
+    tree = tree.union_all(select(Stack.id).where(Stack.owner_id == tree.c.id,
+                                                 Stack.deleted_at.is_(None)))
+    members = select(tree.c.id)
+    rows: dict[str, int] = {key: count for key, count in session.execute(
+        select(Resource.stack_id, func.count()).where(Resource.stack_id.in_(members))
+        .group_by(Resource.stack_id))}
+    unplanned: list[tuple[Any, int]] = []
+    for operation in session.scalars(select(Operation).where(
+            Operation.stack_id.in_(members), Operation.finished_at.is_(None),
+            Operation.action.in_(("CREATE", "UPDATE")))):
+        payload = operation.payload or {}
+        if payload.get("planned"):
+            continue
+        template = (payload.get("target") or {}).get("template") \
+            if operation.action == "UPDATE" else session.scalar(
+                select(Stack.template).where(Stack.id == operation.stack_id))
+        unplanned.append((template, rows.get(operation.stack_id, 0)))
+    return TreeResources(rows=sum(rows.values()), unplanned=unplanned)
+
+
+def count_resources(session: Session, stack_id: str) -> int:
+    """How many resources the stack itself holds (its nested stacks' not counted)."""
+    return session.scalar(select(func.count()).select_from(Resource).where(
+        Resource.stack_id == stack_id)) or 0
+
+
 def is_busy(session: Session, stack_id: str) -> bool:
     """Whether the stack has an unfinished operation (a read: nothing is locked)."""
     return session.scalar(select(func.count()).select_from(Operation).where(

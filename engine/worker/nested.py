@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine import budget
 from engine.db import operations, queries
 from engine.db.models import Stack
 from engine.db.operations import new_operation
@@ -22,7 +23,8 @@ from engine.ir.build import build_from_document, pseudo_parameters
 from engine.resources.nested import NestedState
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.environment import Environment
-from engine.template.parse import document
+from engine.template.loader import written_resources
+from engine.template.parse import SourceDocument, document
 
 Clock = Callable[[], datetime.datetime]
 # Heat's default timeout of a stack, when neither the child nor the parent has one.
@@ -64,6 +66,7 @@ class WorkerNestedStacks:
             child_id = str(uuid.uuid4())
             definition = self._definition(session, parent, child_id, name, template,
                                           parameters, template_file)
+            _check_total(session, parent.id, definition.pop("resources"))
             minutes = timeout_mins or parent.timeout_mins
             stack = Stack(
                 id=child_id, tenant_id=parent.tenant_id, name=name, action="CREATE",
@@ -86,10 +89,14 @@ class WorkerNestedStacks:
             target = self._definition(session, parent, stack_id, stack.name, template,
                                       parameters, template_file)
             target.pop("description")
+            resources = target.pop("resources")
             running = queries.unfinished_operation(session, stack_id)
             if running is not None and running.action == "UPDATE" and _same_definition(
                     (running.payload or {}).get("target") or {}, target):
                 return
+            # The child's resources are counted as its new template's, not twice.
+            _check_total(session, parent.id, resources - queries.count_resources(
+                session, stack_id))
             stack.facade = target.pop("facade")
             previous = {"template": stack.template, "parameters": stack.parameters,
                         "environment": stack.environment, "files": stack.files}
@@ -170,7 +177,7 @@ class WorkerNestedStacks:
                                  constraints=self._registry.constraint, facade=facade)
         return {"template": doc.data, "parameters": dict(parameters),
                 "environment": environment, "files": files, "facade": facade,
-                "description": ir.description}
+                "description": ir.description, "resources": written_resources(doc)}
 
     def _facade(self, session: Any, parent: Stack) -> dict[str, Any]:
         """The owning resource as ``resource_facade`` shows it, from the parent's stored
@@ -187,6 +194,23 @@ class WorkerNestedStacks:
                 "deletion_policy": str(policy).capitalize(),
                 "update_policy": written.get("update_policy",
                                              written.get("UpdatePolicy")) or {}}
+
+
+def _check_total(session: Any, parent_id: str, adding: int) -> None:
+    """Heat's bound on a tree of nested stacks (``_validate_nested_resources`` in
+    ``heat/engine/resources/stack_resource.py``): the resources a child would add and
+    every resource of its root's tree together may not pass ``max_resources_per_stack``,
+    or a group of groups would multiply past every limit (1000 groups of 1000).
+
+    A stack of the tree started but not yet planned has no resource rows: its template
+    counts instead, as Heat's rows exist once its stack is created, so that siblings
+    started in one round are not each measured against the tree without the others."""
+    limit = budget.limits().max_resources_per_stack
+    tree = queries.tree_resources(session, parent_id, lock=True)
+    pending = sum(max(written_resources(SourceDocument(template)) - rows, 0)
+                  for template, rows in tree.unplanned)
+    if tree.rows + pending + adding > limit:
+        raise RequestLimitExceeded(reason="Maximum resources per stack exceeded.")
 
 
 def _same_definition(stored: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
