@@ -8,9 +8,10 @@ them into exit codes is ``engine.cli.main``::
 
     KilnError
     ├── NotFound ............... 404
-    │   └── EntityNotFound
-    │       ├── ResourceNotFound
-    │       └── OutputNotFound
+    │   ├── EntityNotFound
+    │   │   ├── ResourceNotFound
+    │   │   └── OutputNotFound
+    │   └── GroupMemberNotFound
     ├── Conflict ............... 409
     │   ├── StackExists
     │   └── ActionInProgress
@@ -19,6 +20,7 @@ them into exit codes is ``engine.cli.main``::
     │   │   ├── InvalidTemplateVersion
     │   │   │   └── AmbiguousTemplateVersion
     │   │   ├── InvalidTemplateReference
+    │   │   ├── InvalidTemplateAttribute
     │   │   ├── CircularDependency
     │   │   ├── ResourceTypeNotFound
     │   │   └── BudgetExceeded (engine.budget)
