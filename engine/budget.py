@@ -41,6 +41,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
+import importlib
 import re
 import sys
 import time
@@ -267,13 +268,52 @@ def python_deadline(deadline: float, expired: Callable[[], Exception]) -> Iterat
 # threads run meanwhile.
 
 
+# The most pattern items a compiled pattern may unroll to. ``regex`` writes out every
+# counted repeat (``a{1000000}`` is a million items, about 280 MB, and ``(a{1000}){1000}``
+# the same), where ``re`` keeps a count; ``a{99999999}`` took 5 GB and then failed.
+MAX_PATTERN_ITEMS = 100_000
+# The standard library's own parser of ``re`` syntax (no public name; used only to count).
+_RE_PARSER: Any = importlib.import_module("re._parser")
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+
+
 def compile_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``pattern`` compiled by ``re`` for its syntax: raises ``re.error`` for one that is
-    not a regular expression, a nesting too deep for the compiler included."""
+    not a regular expression, a nesting too deep for the compiler included, or one whose
+    counted repeats unroll past ``MAX_PATTERN_ITEMS``."""
     try:
-        return re.compile(pattern, flags)
+        compiled = re.compile(pattern, flags)
+        unrolled = _unrolled_items(_RE_PARSER.parse(pattern, flags))
     except (RecursionError, OverflowError) as exc:
         raise re.error(f"the pattern is too complex to compile ({exc})") from None
+    if unrolled > MAX_PATTERN_ITEMS:
+        raise re.error(f"the pattern's repeats come to more than {MAX_PATTERN_ITEMS} items")
+    return compiled
+
+
+def _unrolled_items(items: Any) -> int:
+    """How many items ``items`` (a parsed pattern) is once every counted repeat is
+    written out: a repeat's count times its body (its lower bound when unbounded)."""
+    total = 0
+    for op, argument in items:
+        if str(op) in _REPEATS:
+            low, high, body = argument
+            times = low if high == _RE_PARSER.MAXREPEAT else high
+            total += max(times, 1) * _unrolled_items(body)
+        else:
+            total += 1 + sum(_unrolled_items(part) for part in _subpatterns(argument))
+        if total > MAX_PATTERN_ITEMS:
+            return total  # past the limit: no need to count the rest
+    return total
+
+
+def _subpatterns(argument: Any) -> Iterator[Any]:
+    """The parsed sub-patterns inside an item's argument (groups, branches, assertions)."""
+    if isinstance(argument, _RE_PARSER.SubPattern):
+        yield argument
+    elif isinstance(argument, (tuple, list)):
+        for part in argument:
+            yield from _subpatterns(part)
 
 
 @functools.lru_cache(maxsize=256)

@@ -152,6 +152,21 @@ def test_a_pattern_nested_too_deep_for_the_compiler_is_a_pattern_error() -> None
         budget.compile_pattern("(" * 2000 + ")" * 2000)
 
 
+@pytest.mark.parametrize("pattern", ["a{99999999}", "(a{1000}){1000}", "(?:x|(b{400}){400})",
+                                     "(?=a{200000})", "(?P<g>a)(?(g)b{200000}|c)"])
+def test_repeats_that_would_unroll_past_the_limit_are_a_pattern_error(pattern: str) -> None:
+    # The regex module writes counted repeats out: a{99999999} took 5 GB, then failed.
+    with pytest.raises(re.error, match="repeats come to more than"):
+        budget.compile_pattern(pattern)
+    with pytest.raises(re.error):
+        budget.BoundedPattern(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["(a{300}){300}", "x*", "a{5,}", r"[a-z]{1,64}@\w+"])
+def test_repeats_within_the_limit_compile(pattern: str) -> None:
+    assert budget.BoundedPattern(pattern).pattern == pattern
+
+
 def test_a_bounded_pattern_answers_as_a_compiled_pattern_does() -> None:
     pattern = budget.BoundedPattern("a(.)", re.IGNORECASE)
     text = "xAbcad"
