@@ -41,6 +41,48 @@ def _bounded_len(collection: Any, engine: Any) -> int:
     return sum(1 for _ in utils.limit_iterable(collection, engine))
 
 
+# An integer of more decimal digits than Python turns into text (its 4,300-digit limit)
+# could never be stored or shown; yaql's ``pow``, ``*`` and ``shiftBitsLeft`` make one in
+# a single C call that no deadline interrupts (``pow(10, 100000000)`` held a worker for
+# minutes), so they refuse a result past this many bits first.
+MAX_INTEGER_BITS = 14_300
+
+
+def _too_large() -> ValueError:
+    return ValueError(f"the integer result would have more than {MAX_INTEGER_BITS} bits")
+
+
+@specs.parameter("a", yaqltypes.Number())
+@specs.parameter("b", yaqltypes.Number())
+@specs.parameter("c", yaqltypes.Number(nullable=True))
+@specs.name("pow")
+def _bounded_pow(a: Any, b: Any, c: Any = None) -> Any:
+    if (c is None and isinstance(a, int) and isinstance(b, int) and abs(a) > 1 and b > 0
+            and (abs(a).bit_length() - 1) * b > MAX_INTEGER_BITS):
+        raise _too_large()
+    return pow(a, b, c)
+
+
+@specs.parameter("left", yaqltypes.Number())
+@specs.parameter("right", yaqltypes.Number())
+@specs.name("#operator_*")
+def _bounded_multiplication(left: Any, right: Any) -> Any:
+    # ``reduce($1 * $1)`` squares at every step: the bits double each time.
+    if (isinstance(left, int) and isinstance(right, int)
+            and left.bit_length() + right.bit_length() > MAX_INTEGER_BITS + 1):
+        raise _too_large()
+    return left * right
+
+
+@specs.parameter("value", int)
+@specs.parameter("bits_number", int)
+@specs.name("shiftBitsLeft")
+def _bounded_shift_left(value: int, bits_number: int) -> int:
+    if value and value.bit_length() + bits_number > MAX_INTEGER_BITS:
+        raise _too_large()
+    return value << bits_number
+
+
 @functools.lru_cache(maxsize=1)
 def _context() -> Any:
     """yaql's standard library with the timed regex functions; read-only once made, each
@@ -50,6 +92,9 @@ def _context() -> Any:
     # A child layer, so that this ``len`` is chosen before the library's for iterators.
     context = context.create_child_context()
     context.register_function(_bounded_len)
+    context.register_function(_bounded_pow)
+    context.register_function(_bounded_multiplication)
+    context.register_function(_bounded_shift_left)
     return context
 
 
@@ -106,6 +151,8 @@ def _plain(value: Any, meter: budget.Meter) -> Any:
     """yaql answers sets, tuples and frozen maps; a template value is JSON-shaped. Each
     part is counted as it is read, so an answer past the budget stops being made."""
     meter.add_size(1)
+    if isinstance(value, int) and value.bit_length() > MAX_INTEGER_BITS:
+        raise _too_large()  # "a" * 2 ** 14 and the like, made by hand
     if isinstance(value, Mapping):
         return {_plain(k, meter): _plain(v, meter) for k, v in value.items()}
     if isinstance(value, (str, bytes)):

@@ -28,6 +28,23 @@ def test_heats_yaql_quotas_end_range_and_multiplication_bombs(expression: str,
         evaluate(f"value: {{yaql: {{expression: '{expression}'}}}}")
 
 
+@pytest.mark.parametrize("expression", ["pow(10, 100000000)", "shiftBitsLeft(1, 1000000000)",
+                                        "pow(3, 10000)", "range(1, 200).reduce($1 * $1 * $2)"])
+@pytest.mark.timeout(60)
+def test_an_integer_no_text_can_hold_is_refused_before_it_is_made(expression: str) -> None:
+    # pow(10, 100000000) was one C call no deadline stops: minutes of a worker's time.
+    with pytest.raises(StackValidationFailed, match="integer result would have more than"):
+        evaluate(f"value: {{yaql: {{expression: '{expression}'}}}}")
+
+
+@pytest.mark.parametrize(("expression", "value"), [
+    ("pow(2, 10)", 1024), ("pow(3, 2, 5)", 4), ("shiftBitsLeft(3, 4)", 48),
+    ("pow(-1, 100000000)", 1), ("pow(2, -1)", 0.5), ("3 * 4", 12), ("1.5 * 2", 3.0),
+    ('"ab" * 2', "abab"), ("[1, 2] * 2", [1, 2, 1, 2]), ("2 * [3]", [3, 3])])
+def test_integers_within_the_bound_are_yaqls_own(expression: str, value: object) -> None:
+    assert evaluate(f"value: {{yaql: {{expression: '{expression}'}}}}") == value
+
+
 def test_the_yaql_quotas_come_from_the_budget() -> None:
     with budget.evaluation(dataclasses.replace(budget.DEFAULT, yaql_limit_iterators=5)), \
             pytest.raises(StackValidationFailed, match="exceeds 5 elements"):
