@@ -344,8 +344,9 @@ def test_operations_can_be_listed_shown_and_cancelled(site: Site) -> None:
 def test_force_reset_of_a_stack_a_live_worker_holds_sticks(site: Site) -> None:
     env = site.env
     heat = heat_for(site.kiln, servers.new_tenant(env, "forcing"))
-    # Long enough for the two CLI calls below on a loaded machine (each takes 1-3 s).
-    wait = 8
+    # Long enough for the CLI calls below on a loaded machine (each takes 1-3 s, more with
+    # four test processes on two cores).
+    wait = 12
     started = time.monotonic()
     stack_id = heat.stacks.create(stack_name="forced", template=waiting(wait))["stack"]["id"]
     _held_operation(env, stack_id)
