@@ -25,7 +25,7 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, array
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer
 
@@ -364,25 +364,38 @@ def keyset_after(keys: Sequence[Any], values: Sequence[Any], descending: bool) -
 
 
 def _tag_conditions(session: Session, tags: TagFilter) -> list[Any]:
+    # One condition per filter whatever its number of tags: a condition per tag joined
+    # by AND/OR nests one level per tag, and SQLite refuses an expression past 1,000.
     conditions = []
     if tags.all:
-        conditions.append(and_(*(_has_tag(session, t) for t in tags.all)))
+        conditions.append(_has_all(session, tags.all))
     if tags.any:
-        conditions.append(or_(*(_has_tag(session, t) for t in tags.any)))
+        conditions.append(_has_any(session, tags.any))
     if tags.not_all:
-        conditions.append(not_(and_(*(_has_tag(session, t) for t in tags.not_all))))
+        conditions.append(not_(_has_all(session, tags.not_all)))
     if tags.not_any:
-        conditions.append(not_(or_(*(_has_tag(session, t) for t in tags.not_any))))
+        conditions.append(not_(_has_any(session, tags.not_any)))
     return conditions
 
 
-def _has_tag(session: Session, tag: str) -> Any:
-    """The stack's tags (a JSON list) contain ``tag``, in SQL."""
+def _has_all(session: Session, tags: Sequence[str]) -> Any:
+    """The stack's tags (a JSON list) contain every one of ``tags``, in SQL."""
     if session.get_bind().dialect.name == "postgresql":
         # jsonb containment; false, not an error, for a row whose tags are not a list.
-        return type_coerce(Stack.tags, JSONB).contains([tag])
+        return type_coerce(Stack.tags, JSONB).contains(list(tags))
     elements = func.json_each(Stack.tags).table_valued("value")
-    return exists(select(literal(1)).select_from(elements).where(elements.c.value == tag))
+    found = (select(func.count(elements.c.value.distinct())).select_from(elements)
+             .where(elements.c.value.in_(list(tags))).scalar_subquery())
+    return found == len(set(tags))
+
+
+def _has_any(session: Session, tags: Sequence[str]) -> Any:
+    """The stack's tags (a JSON list) contain at least one of ``tags``, in SQL."""
+    if session.get_bind().dialect.name == "postgresql":
+        return type_coerce(Stack.tags, JSONB).has_any(array(list(tags)))
+    elements = func.json_each(Stack.tags).table_valued("value")
+    return exists(select(literal(1)).select_from(elements)
+                  .where(elements.c.value.in_(list(tags))))
 
 
 # --- resources ------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ from tests.functional.conftest import heat_for, unique, wait_for_status
 NONE = "heat_template_version: 2018-08-31\nresources:\n  a: {type: OS::Heat::None}\n"
 
 
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+MANY_TAGS = [a + b for a in DIGITS for b in DIGITS][:1000]
+
+
 @pytest.fixture(scope="module", params=["sqlite-kiln-all", "postgresql-split"])
 def kiln(request: pytest.FixtureRequest) -> servers.Kiln:
     name = "kiln_all" if request.param.startswith("sqlite") else "kiln_postgresql"
@@ -73,10 +77,24 @@ def test_default_order_is_newest_first_without_deleted(world: dict[str, Any]) ->
     ({"tags": "blue", "not_tags_any": "green"}, ["a"]),
     ({"tags": "nosuch"}, []),
     ({"tags": "red", "show_deleted": True}, ["d", "a"]),
+    ({"tags": "red,red,blue"}, ["a"]),
+
 ])
 def test_tag_filters(world: dict[str, Any], params: dict[str, Any], expected: list[str]
                      ) -> None:
     assert listed(world, **params) == expected
+
+
+@pytest.mark.parametrize(("key", "first", "expected"), [
+    ("tags_any", "green", ["b"]), ("tags", "red", []),
+    ("not_tags_any", "red", ["c", "b"]), ("not_tags", "blue", ["c", "b", "a"])])
+def test_a_thousand_tags_in_one_filter(world: dict[str, Any], key: str, first: str,
+                                       expected: list[str]) -> None:
+    # SQLite refused a condition per tag joined by AND/OR past 1,000 levels (a 503).
+    # gunicorn's request line holds 4,094 bytes, so it is sent fewer there.
+    on_sqlite = "OS_DATABASE__CONNECTION" not in world["kiln"].env
+    many = MANY_TAGS if on_sqlite else MANY_TAGS[:650]
+    assert listed(world, **{key: ",".join([first, *many])}) == expected
 
 
 def test_tags_in_list_items(world: dict[str, Any]) -> None:
