@@ -271,7 +271,7 @@ def python_deadline(deadline: float, expired: Callable[[], Exception]) -> Iterat
 # The most pattern items a compiled pattern may unroll to. ``regex`` writes out every
 # counted repeat (``a{1000000}`` is a million items, about 280 MB, and ``(a{1000}){1000}``
 # the same), where ``re`` keeps a count; ``a{99999999}`` took 5 GB and then failed.
-MAX_PATTERN_ITEMS = 100_000
+MAX_PATTERN_ITEMS = 10_000
 # The standard library's own parser of ``re`` syntax (no public name; used only to count).
 _RE_PARSER: Any = importlib.import_module("re._parser")
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
@@ -316,11 +316,13 @@ def _subpatterns(argument: Any) -> Iterator[Any]:
             yield from _subpatterns(part)
 
 
-@functools.lru_cache(maxsize=256)
+# A compiled pattern can hold megabytes (a class repeated 10,000 times: about 5 MB), so
+# few are kept, and the regex module's own cache of 500 is bypassed.
+@functools.lru_cache(maxsize=32)
 def _runnable(pattern: str, flags: int) -> regex.Pattern[str]:
     compile_pattern(pattern, flags)
     try:
-        return regex.compile(pattern, flags | regex.VERSION0)
+        return regex.compile(pattern, flags | regex.VERSION0, cache_pattern=False)
     except (regex.error, RecursionError, OverflowError) as exc:
         raise re.error(f"the pattern cannot be run safely ({exc})") from None
 
