@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -149,15 +150,32 @@ class Yaql(Function):
 
 def _plain(value: Any, meter: budget.Meter) -> Any:
     """yaql answers sets, tuples and frozen maps; a template value is JSON-shaped. Each
-    part is counted as it is read, so an answer past the budget stops being made."""
+    part is counted as it is read, so an answer past the budget stops being made. What
+    JSON cannot hold (``now()``'s datetime, ``pow(-1, 0.5)``'s complex number, NaN) is
+    refused here, with the evaluation's message, rather than when it is stored."""
     meter.add_size(1)
-    if isinstance(value, int) and value.bit_length() > MAX_INTEGER_BITS:
-        raise _too_large()  # "a" * 2 ** 14 and the like, made by hand
-    if isinstance(value, Mapping):
-        return {_plain(k, meter): _plain(v, meter) for k, v in value.items()}
-    if isinstance(value, (str, bytes)):
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
         meter.add_size(len(value))
         return value
-    if isinstance(value, Iterable):
+    if isinstance(value, int):
+        if value.bit_length() > MAX_INTEGER_BITS:
+            raise _too_large()  # "a" * 2 ** 14 and the like, made by hand
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"the answer holds {value}, which JSON cannot")
+        return value
+    if isinstance(value, Mapping):
+        return {_plain_key(k, meter): _plain(v, meter) for k, v in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
         return [_plain(v, meter) for v in value]
-    return value
+    raise ValueError(f"the answer holds a {type(value).__name__}, which a template value "
+                     "cannot hold")
+
+
+def _plain_key(key: Any, meter: budget.Meter) -> Any:
+    if key is not None and not isinstance(key, (str, int, float)):
+        raise ValueError(f"the answer has a map key that is a {type(key).__name__}")
+    return _plain(key, meter)

@@ -45,6 +45,17 @@ def test_integers_within_the_bound_are_yaqls_own(expression: str, value: object)
     assert evaluate(f"value: {{yaql: {{expression: '{expression}'}}}}") == value
 
 
+@pytest.mark.parametrize(("expression", "reason"), [
+    ("now()", "holds a datetime"), ("pow(-1, 0.5)", "holds a complex"),
+    ("float(\"nan\")", "holds nan"), ("float(\"inf\") * 2", "holds inf"),
+])
+def test_an_answer_json_cannot_hold_is_the_evaluations_refusal(expression: str,
+                                                                 reason: str) -> None:
+    # Such answers reached the database and failed there, as a Kiln internal error.
+    with pytest.raises(StackValidationFailed, match=f'Evaluation of "yaql" failed: .*{reason}'):
+        evaluate(f"value: {{yaql: {{expression: '{expression}'}}}}")
+
+
 def test_the_yaql_quotas_come_from_the_budget() -> None:
     with budget.evaluation(dataclasses.replace(budget.DEFAULT, yaql_limit_iterators=5)), \
             pytest.raises(StackValidationFailed, match="exceeds 5 elements"):
