@@ -432,3 +432,17 @@ def select_attribute(value: Any, path: Sequence[Any]) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return value
+
+
+#: The longest wait a type makes from a tenant's number of seconds: over three centuries,
+#: past any operation's deadline (which ends the wait first), and small enough that the
+#: time it ends at is a finite float and a datetime.
+MAX_WAIT_SECONDS = 1e10
+
+
+def bounded_wait(seconds: float) -> float:
+    """A tenant's wait in seconds as a float a deadline can be made from: NaN, the
+    infinities and anything past ``MAX_WAIT_SECONDS`` (an int past float's range too)
+    wait ``MAX_WAIT_SECONDS``, as long as the operation lets them; Heat waits for them
+    until the operation times out."""
+    return float(seconds) if seconds <= MAX_WAIT_SECONDS else MAX_WAIT_SECONDS

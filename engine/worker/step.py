@@ -56,6 +56,12 @@ Clock = Callable[[], datetime.datetime]
 #: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
 Placements = Callable[[str, str], Mapping[str, Any] | None]
 FIRST_POLL_SECONDS = 0.05
+# The furthest ahead a type's ``next_check_in`` may put its next look. A tenant's number
+# (a Delay's min_wait of 10**12, an infinite wait) must not become a time no datetime or
+# float holds, and nothing is lost by looking earlier: the operation's deadline ends the
+# step (its lease is then lost and the worker drops it), and a longer wait costs only a
+# look an hour.
+MAX_HINTED_POLL_SECONDS = 3600.0
 PER_OPERATION_CACHE_SIZE = 128
 T = TypeVar("T")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -905,4 +911,5 @@ def _next_check_in(held: HeldStep) -> float | None:
         return None
     if isinstance(hint, bool) or not isinstance(hint, (int, float)) or hint != hint:
         return None
-    return max(0.0, float(hint))
+    # Compared before any conversion: an int past float's range is far, not an error.
+    return 0.0 if hint <= 0 else float(min(hint, MAX_HINTED_POLL_SECONDS))

@@ -7,7 +7,7 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, DELETE, RESUME, SUSPEND, Resource, Token
+from engine.resources.base import CREATE, DELETE, RESUME, SUSPEND, Resource, Token, bounded_wait
 from engine.schema import LIST, NUMBER, AllowedValues, Property, Range
 
 ACTIONS = (CREATE, DELETE, SUSPEND, RESUME)
@@ -73,9 +73,13 @@ class Delay(Resource):
         """Draw this action's wait and record its deadline in ``data`` and the token."""
         wait = 0.0
         if action in (self.properties["actions"] or []):
-            jitter = self.properties["max_jitter"] * self.properties["jitter_multiplier"]
+            # Each number bounded before any arithmetic: 1e300 * 1e300 is infinite and a
+            # huge int times a float overflows.
+            jitter = (bounded_wait(self.properties["max_jitter"])
+                      * bounded_wait(self.properties["jitter_multiplier"]))
             # NOTE: not a secret, only a spread of start times: the plain PRNG suffices.
-            wait = self.properties["min_wait"] + jitter * random.random()
+            wait = bounded_wait(bounded_wait(self.properties["min_wait"])
+                                + jitter * random.random())
         pending = {"action": action, "deadline": self.runtime.now() + wait}
         # Saved with the token when the start returns: a worker that picks the wait up
         # after this one died continues to the same deadline.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, DELETE, UPDATE, Resource, Token
+from engine.resources.base import CREATE, DELETE, UPDATE, Resource, Token, bounded_wait
 from engine.schema import BOOLEAN, MAP, NUMBER, STRING, Attribute, Property
 
 
@@ -154,7 +154,7 @@ class TestResource(Resource):
         attr_wait = self.properties["attr_wait_secs"]
         if attr_wait > 0:
             created_at = self.data.get("created_at")
-            if created_at is None or self.runtime.now() < created_at + attr_wait:
+            if created_at is None or self.runtime.now() < created_at + bounded_wait(attr_wait):
                 return None
         return self.data.get("value")
 
@@ -167,7 +167,7 @@ class TestResource(Resource):
         # Heat treats every negative wait, not only -1, as infinite.
         if wait < 0:
             return {"deadline": None}
-        return {"deadline": self.runtime.now() + wait}
+        return {"deadline": self.runtime.now() + bounded_wait(wait)}
 
     def next_check_in(self, token: Token) -> float | None:
         deadline = token.get("deadline") if isinstance(token, Mapping) else None

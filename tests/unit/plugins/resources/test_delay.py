@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine.errors import StackValidationFailed
-from engine.resources.base import Token
+from engine.resources.base import MAX_WAIT_SECONDS, Token
 from plugins.resources import delay as delay_module
 from plugins.resources.delay import Delay
 from tests.unit.plugins.resources.conftest import Build, FakeRuntime
@@ -148,3 +148,22 @@ def test_an_update_does_not_wait(build: Build) -> None:
 
     assert res.needs_replacement({"min_wait": 1}) is False
     assert res.check_update_complete(res.handle_update({"min_wait": 1})) is True
+
+
+@pytest.mark.parametrize("raw", [
+    {"min_wait": 10 ** 12}, {"min_wait": 1e300}, {"min_wait": "1e400"},
+    {"min_wait": 10 ** 400}, {"min_wait": "nan"},
+    {"max_jitter": 1e300, "jitter_multiplier": 1e300},
+    {"max_jitter": 10 ** 400, "jitter_multiplier": 10 ** 400},
+])
+def test_a_wait_past_any_deadline_is_bounded_and_storable(
+    build: Build, runtime: FakeRuntime, raw: dict[str, Any]
+) -> None:
+    # As Heat, the wait goes on until the operation times out; its deadline must still be
+    # a number JSON (PostgreSQL's jsonb) and a datetime can hold.
+    res = build(Delay, raw)
+    token = json.loads(json.dumps(res.handle_create(), allow_nan=False))
+
+    assert runtime.clock < token["deadline"] <= runtime.clock + MAX_WAIT_SECONDS
+    assert res.check_create_complete(token) is False
+    assert 0 < res.next_check_in(token) <= MAX_WAIT_SECONDS  # type: ignore[operator]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine.errors import StackValidationFailed
-from engine.resources.base import Resource, Token
+from engine.resources.base import MAX_WAIT_SECONDS, Resource, Token
 from plugins.resources.testing_resource import TestResource
 from tests.unit.plugins.resources.conftest import Build, FakeRuntime
 
@@ -103,6 +103,31 @@ def test_minus_one_waits_forever(build: Build, runtime: FakeRuntime) -> None:
 
     runtime.advance(10 ** 9)
     assert res.check_create_complete(token) is False
+
+
+@pytest.mark.parametrize("raw", [
+    {"wait_secs": 10 ** 12}, {"wait_secs": 1e300}, {"wait_secs": "1e400"},
+    {"wait_secs": 10 ** 400}, {"wait_secs": "nan"},
+    {"action_wait_secs": {"create": 1e300}},
+])
+def test_a_wait_past_any_deadline_is_bounded_and_storable(
+    build: Build, runtime: FakeRuntime, raw: dict[str, Any]
+) -> None:
+    # As Heat, the wait goes on until the operation times out; its deadline must still be
+    # a number JSON (PostgreSQL's jsonb) and a datetime can hold.
+    res = build(TestResource, raw)
+    token = json.loads(json.dumps(res.handle_create(), allow_nan=False))
+
+    assert runtime.clock < token["deadline"] <= runtime.clock + MAX_WAIT_SECONDS
+    assert res.check_create_complete(token) is False
+
+
+def test_a_huge_attr_wait_keeps_the_output_unknown(build: Build, runtime: FakeRuntime) -> None:
+    res = build(TestResource, {"attr_wait_secs": 10 ** 400})
+    assert res.check_create_complete(stored(res.handle_create())) is True
+
+    runtime.advance(10 ** 9)
+    assert res.get_attribute("output") is None
 
 
 def test_action_wait_secs_overrides_wait_secs_per_action(
