@@ -238,6 +238,12 @@ class _Expired(BaseException):
     own ``except Exception`` cannot swallow it."""
 
 
+# Modules whose functions the collector calls back at any moment: raised there, the stop
+# would be printed as "Exception ignored" and lost; the next call of the evaluation's own
+# code raises it instead.
+_CALLBACKS = frozenset({"weakref", "_weakrefset"})
+
+
 @contextlib.contextmanager
 def python_deadline(deadline: float, expired: Callable[[], Exception]) -> Iterator[None]:
     """Stop the Python code run inside with ``expired()`` once the monotonic clock passes
@@ -247,7 +253,7 @@ def python_deadline(deadline: float, expired: Callable[[], Exception]) -> Iterat
     previous = sys.gettrace()
 
     def trace(frame: Any, event: Any, arg: Any) -> Any:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline and frame.f_globals.get("__name__") not in _CALLBACKS:
             raise _Expired
         # A debugger's or coverage tool's trace function keeps working.
         return previous(frame, event, arg) if previous is not None else None

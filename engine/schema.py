@@ -402,6 +402,9 @@ def to_number(value: Any, *, integer: bool = False, on_error: Any) -> int | floa
                 number = float(str(value))
             except ValueError:
                 raise on_error("an integer" if integer else "a number") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        # "1e400" and "nan" read as floats no database column or JSON document holds.
+        raise on_error("an integer" if integer else "a finite number")
     if integer:
         if isinstance(number, float) and not number.is_integer():
             raise on_error("an integer")

@@ -105,9 +105,15 @@ def test_minus_one_waits_forever(build: Build, runtime: FakeRuntime) -> None:
     assert res.check_create_complete(token) is False
 
 
+@pytest.mark.parametrize("value", ["1e400", "nan", "-inf"])
+def test_a_wait_no_number_can_hold_is_a_property_error(build: Build, value: str) -> None:
+    with pytest.raises(StackValidationFailed, match="is not a finite number"):
+        build(TestResource, {"wait_secs": value})
+
+
 @pytest.mark.parametrize("raw", [
-    {"wait_secs": 10 ** 12}, {"wait_secs": 1e300}, {"wait_secs": "1e400"},
-    {"wait_secs": 10 ** 400}, {"wait_secs": "nan"},
+    {"wait_secs": 10 ** 12}, {"wait_secs": 1e300},
+    {"wait_secs": 10 ** 400},
     {"action_wait_secs": {"create": 1e300}},
 ])
 def test_a_wait_past_any_deadline_is_bounded_and_storable(
