@@ -441,7 +441,7 @@ def load_json(text: str) -> Any:
     unpaired surrogate. Python's decoder recurses once per level: thousands of brackets
     are its ``RecursionError``, read here as too deep."""
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = strict_loads(text)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
     for item, depth in _levels(value):
@@ -469,6 +469,14 @@ def _levels(value: Any) -> Iterator[tuple[Any, int]]:
             pending.extend((inner, depth + 1) for inner in item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend((inner, depth + 1) for inner in item)
+
+
+def strict_loads(text: str | bytes) -> Any:
+    """``json.loads`` of JSON as it is: Python's decoder also takes NaN and Infinity,
+    and reads a float past its range as infinity, none of which JSON has nor any
+    database column of Kiln's holds (PostgreSQL's jsonb refuses them): a ``ValueError``
+    names each. The request bodies and the JSON text in tenants' values."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def _no_constant(name: str) -> Any:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from typing import Any
 
@@ -11,6 +9,7 @@ import falcon
 
 from engine.context import RequestContext
 from engine.errors import BadRequest, RequestLimitExceeded
+from engine.schema import strict_loads
 from engine.services.stack_requests import extract_int
 
 # Deep enough for a template sent as an object (its own limit is 64 levels, a few levels
@@ -99,7 +98,7 @@ def signal_details(req: falcon.Request) -> dict[str, Any] | None:
 
 def _decode(raw: bytes) -> Any:
     try:
-        body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        body = strict_loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(reason=f"The request body is not valid JSON: {exc}") from None
     except RecursionError:
@@ -108,19 +107,6 @@ def _decode(raw: bytes) -> Any:
         raise RequestLimitExceeded(reason=_TOO_DEEP) from None
     _check_storable(body)
     return body
-
-
-def _no_constant(name: str) -> Any:
-    # NOTE: Python's decoder takes NaN and Infinity, which JSON does not have and no
-    # database column of Kiln's can hold (PostgreSQL's jsonb refuses them).
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} is out of range for a number")
-    return number
 
 
 def _check_storable(body: Any) -> None:
