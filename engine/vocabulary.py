@@ -1,0 +1,78 @@
+"""Kiln's one vocabulary of actions and states, used by every layer.
+
+``StrEnum`` members are their own strings: they are stored in the database, compared with
+rows read back and written into Heat's API bodies as they are, so no layer converts them.
+Heat's words are used for stacks and resources (``Action``, ``Status``); operations and
+steps have Kiln's own (``OperationState``, ``StepState``)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Action(enum.StrEnum):
+    """What a stack operation, a step or a resource is doing (Heat's stack and resource
+    actions, plus Kiln's own operation and step kinds noted below)."""
+
+    INIT = "INIT"  # a resource row planned but not yet acted on (Heat's INIT_COMPLETE)
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    SUSPEND = "SUSPEND"
+    RESUME = "RESUME"
+    CHECK = "CHECK"
+    ADOPT = "ADOPT"
+    ROLLBACK = "ROLLBACK"
+    SNAPSHOT = "SNAPSHOT"
+    RESTORE = "RESTORE"
+    SIGNAL = "SIGNAL"  # a resource event only: a signal taken
+    # An operation kind only: Heat has no ABANDON stack state, the stack shows DELETE.
+    ABANDON = "ABANDON"
+    # A step kind only: delete what a replacement left behind.
+    CLEANUP = "CLEANUP"
+
+
+class Status(enum.StrEnum):
+    """How a stack's or a resource's action stands (Heat's statuses)."""
+
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+class OperationState(enum.StrEnum):
+    """Pre-ops and plan, then steps, then the final stack state, then post-ops.
+
+    NOTIFYING operations are finished for the stack (``finished_at`` is set, so the next
+    operation can be accepted) but still owe post-op calls; the next one waits for them."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    FINISHING = "FINISHING"
+    NOTIFYING = "NOTIFYING"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+class StepState(enum.StrEnum):
+    """A step waits for its prerequisites, becomes ready, is run under a lease."""
+
+    WAITING = "WAITING"
+    READY = "READY"
+    RUNNING = "RUNNING"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+#: Steps not yet closed.
+OPEN_STEP_STATES = (StepState.WAITING, StepState.READY, StepState.RUNNING)
+
+#: The stack action shown for an operation action (Heat has no ABANDON stack state).
+STACK_ACTION = {Action.ABANDON: Action.DELETE}
+
+
+def stack_action(operation_action: str) -> Action:
+    """The action a stack shows while ``operation_action`` runs on it."""
+    action = Action(operation_action)
+    return STACK_ACTION.get(action, action)
