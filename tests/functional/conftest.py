@@ -4,9 +4,11 @@ the real python-heatclient. Loopback only."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import pathlib
 import time
+import types
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +17,8 @@ import psycopg
 import pytest
 from heatclient import client as heat_client
 
+from engine.db import migration
+from engine.db.session import Database
 from tests.functional import servers
 from tests.functional.dists import pip_install
 
@@ -40,6 +44,36 @@ def postgresql_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test process, dropped at the end."""
     with fresh_database() as url:
         yield url
+
+
+@contextlib.contextmanager
+def migrated_database(revision: str = "head") -> Iterator[Database]:
+    """A fresh PostgreSQL database migrated to ``revision``, dropped afterwards."""
+    with fresh_database() as url:
+        database = Database(url)
+        try:
+            migration.upgrade(database, revision)
+            yield database
+        finally:
+            database.dispose()
+
+
+@pytest.fixture(scope="module")
+def postgresql_database(request: pytest.FixtureRequest) -> Iterator[Database]:
+    """A migrated PostgreSQL database for one test module, in this process. Migrated to
+    the module's ``REVISION`` when it names one: a plugin's tests stop at the plugin's own
+    migration, as its SQLite tests do."""
+    with migrated_database(getattr(request.module, "REVISION", "head")) as database:
+        yield database
+
+
+def unit_tests_taking(module: types.ModuleType, fixture: str) -> dict[str, Callable[..., Any]]:
+    """The test functions of ``module`` that take ``fixture``. A test module that adds them
+    to its globals runs them again where its own ``fixture`` answers: a store's SQLite unit
+    tests run on PostgreSQL without a copy of their bodies."""
+    return {name: value for name, value in vars(module).items()
+            if name.startswith("test_") and inspect.isfunction(value)
+            and fixture in inspect.signature(value).parameters}
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The placement lifecycle plugin: the pure placement function, the inventory file, and the
-plugin against real databases (a SQLite file and PostgreSQL, migrated with Kiln's own
-migrations)."""
+plugin against a real SQLite file migrated with Kiln's own migrations (the tests that take
+``database`` run again on PostgreSQL:
+tests/functional/plugins/lifecycle/test_placement_postgresql.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import psycopg
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -37,7 +37,6 @@ from plugins.lifecycle.placement.algorithm import (
 from plugins.lifecycle.placement.inventory import InventoryError, load_inventory
 from plugins.lifecycle.placement.plugin import GROUP, OPTS, PlacementPlugin, list_opts
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 NOW = datetime.datetime(2026, 11, 22, 15, 0, tzinfo=datetime.UTC)
 # Migrate to this plugin's revision, not to head: later revisions are not its concern.
 REVISION = "0004"
@@ -312,36 +311,15 @@ def test_a_missing_inventory_names_the_file(tmp_path: pathlib.Path) -> None:
         load_inventory(str(tmp_path / "nowhere.yaml"))
 
 
-# --- the plugin against real databases -----------------------------------------------------
+# --- the plugin against a real database ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def postgresql_database() -> Iterator[Database]:
-    name = f"kiln_placement_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}")
-    try:
-        migration.upgrade(database, REVISION)
-        yield database
-    finally:
-        database.dispose()
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
-def database(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        sqlite = Database(f"sqlite:///{tmp_path}/placement.sqlite")
-        migration.upgrade(sqlite, REVISION)
-        yield sqlite
-        sqlite.dispose()
-        return
-    postgresql: Database = request.getfixturevalue("postgresql_database")
-    with postgresql.transaction() as session:
-        session.execute(sa.delete(store.RESERVATIONS))
-    yield postgresql
+@pytest.fixture
+def database(tmp_path: pathlib.Path) -> Iterator[Database]:
+    sqlite = Database(f"sqlite:///{tmp_path}/placement.sqlite")
+    migration.upgrade(sqlite, REVISION)
+    yield sqlite
+    sqlite.dispose()
 
 
 def make_plugin(database: Database, tmp_path: pathlib.Path,
@@ -723,23 +701,3 @@ def test_concurrent_creates_never_overbook(database: Database, tmp_path: pathlib
     assert sorted(outcomes) == [False, False, True, True]
     assert row_count(database) == 2
 
-
-@pytest.mark.postgresql
-def test_a_reservation_waits_for_the_advisory_lock_on_postgresql(
-        postgresql_database: Database, tmp_path: pathlib.Path) -> None:
-    plugin = make_plugin(postgresql_database, tmp_path)
-    stack = make_stack(server("a"))
-    done = threading.Event()
-
-    def reserve() -> None:
-        plugin.do_pre_op(CONTEXT, stack, None, "CREATE")
-        done.set()
-
-    with postgresql_database.transaction() as session:
-        store.lock(session)
-        thread = threading.Thread(target=reserve)
-        thread.start()
-        assert not done.wait(0.5), "the reservation did not wait for the placement lock"
-    thread.join(timeout=30)
-    assert done.is_set()
-    run(plugin, stack, "DELETE")

@@ -1,5 +1,6 @@
-"""The quota lifecycle plugin against real databases: a SQLite file and PostgreSQL,
-migrated with Kiln's own migrations."""
+"""The quota lifecycle plugin against a real SQLite file migrated with Kiln's own
+migrations (the tests that take ``database`` run again on PostgreSQL:
+tests/functional/plugins/lifecycle/test_quota_postgresql.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import threading
 import uuid
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -25,39 +25,17 @@ from engine.lifecycle.view import ResourceView, StackView, freeze
 from plugins.lifecycle.quota import plugin as quota_plugin
 from plugins.lifecycle.quota import store
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 NOW = datetime.datetime(2026, 11, 22, 14, 0, tzinfo=datetime.UTC)
 # Migrate to this plugin's revision, not to head: later revisions are not its concern.
 REVISION = "0003"
 
 
-@pytest.fixture(scope="module")
-def postgresql_database() -> Iterator[Database]:
-    name = f"kiln_quota_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    database = Database(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}")
-    try:
-        migration.upgrade(database, REVISION)
-        yield database
-    finally:
-        database.dispose()
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
-def database(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        sqlite = Database(f"sqlite:///{tmp_path}/quota.sqlite")
-        migration.upgrade(sqlite, REVISION)
-        yield sqlite
-        sqlite.dispose()
-        return
-    postgresql: Database = request.getfixturevalue("postgresql_database")
-    with postgresql.transaction() as session:
-        session.execute(sa.delete(store.USAGE))
-    yield postgresql
+@pytest.fixture
+def database(tmp_path: pathlib.Path) -> Iterator[Database]:
+    sqlite = Database(f"sqlite:///{tmp_path}/quota.sqlite")
+    migration.upgrade(sqlite, REVISION)
+    yield sqlite
+    sqlite.dispose()
 
 
 def make_plugin(database: Database, tmp_path: pathlib.Path, **options: str
@@ -451,25 +429,3 @@ def test_two_creates_racing_for_the_last_slot_one_wins(database: Database,
         assert sorted(results) == [False, True]
         assert usage(database, tenant_id) == store.Usage(stacks=1, resources=1)
 
-
-@pytest.mark.postgresql
-def test_a_reservation_waits_for_the_tenant_lock_on_postgresql(
-        postgresql_database: Database, tmp_path: pathlib.Path) -> None:
-    plugin = make_plugin(postgresql_database, tmp_path, max_stacks_per_tenant="5")
-    stack = make_stack(1, tenant_id="locked")
-    done = threading.Event()
-
-    def reserve() -> None:
-        plugin.do_pre_op(context("locked"), stack, action="CREATE")
-        done.set()
-
-    namespace, key = store.lock_keys("locked")
-    with postgresql_database.transaction() as session:
-        session.execute(sa.select(sa.func.pg_advisory_xact_lock(
-            sa.cast(namespace, sa.Integer), sa.cast(key, sa.Integer))))
-        thread = threading.Thread(target=reserve)
-        thread.start()
-        assert not done.wait(0.5), "the reservation did not wait for the tenant's lock"
-    thread.join(timeout=30)
-    assert done.is_set()
-    assert usage(postgresql_database, "locked") == store.Usage(stacks=1, resources=1)
