@@ -57,7 +57,7 @@ from engine.template.parameters import hidden_values, redact
 from engine.worker.plugpoints import LeaseLost, Plugpoints
 from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
-from engine.worker.step import StepRuntime
+from engine.worker.step_runtime import StepRuntime
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]

@@ -1,0 +1,107 @@
+"""The runtime a resource instance gets from the worker (``engine.resources.base.Runtime``):
+its stack's names, the clock, resource services, signal tokens and nested stacks, each
+database call in a short transaction of its own (handlers run outside the step's)."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import secrets as secret_tokens
+import urllib.parse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.db import queries, signals
+from engine.db.models import Stack
+from engine.db.session import Database
+from engine.ir.provider import MAX_NESTED_DEPTH
+from engine.resources.base import IssuedSignalToken, SignalledResource
+from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.nested import WorkerNestedStacks
+
+Clock = Callable[[], datetime.datetime]
+#: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
+Placements = Callable[[str, str], Mapping[str, Any] | None]
+
+
+class StepRuntime:
+    """The ``engine.resources.base.Runtime`` a resource instance gets from the worker."""
+
+    def __init__(self, db: Database, clock: Clock, stack: Stack, row_id: int,
+                 resource_name: str, generation: int = 0, replaced: bool = False, *,
+                 registry: ResourceTypeRegistry, api_url: str,
+                 placements: Placements | None = None) -> None:
+        self._db = db
+        self._clock = clock
+        self._row_id = row_id
+        self._generation = generation
+        self._replaced = replaced
+        self._registry = registry
+        self._api_url = api_url
+        self._resource_name = resource_name
+        self._placements = placements
+        self.stack_id = stack.id
+        self.stack_name = stack.name
+        self.tenant_id = stack.tenant_id
+        # Each replacement is a new generation, so its stable name differs from the
+        # resource it replaces (generation 0 keeps the names of before updates existed).
+        self.resource_key = f"{stack.id}/{resource_name}/{row_id}" + (
+            f"/{generation}" if generation else "")
+
+    def now(self) -> float:
+        return self._clock().timestamp()
+
+    def service(self, name: str) -> Any:
+        return self._registry.services.get(name)
+
+    def placement(self) -> Mapping[str, Any] | None:
+        if self._placements is None:
+            return None
+        return self._placements(self.stack_id, self._resource_name)
+
+    @functools.cached_property
+    def nested(self) -> WorkerNestedStacks:
+        """Child stacks of this resource's stack (nested-stack resource types)."""
+        return WorkerNestedStacks(self._db, self._clock, self._registry, self.stack_id,
+                                  self._resource_name, MAX_NESTED_DEPTH)
+
+    def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
+        if not self._replaced:
+            # The step runner writes the instance's physical id and data with the step's
+            # next write (its token, or its close), lease-guarded, in the transaction that
+            # ends the round of handler calls: before anything waits, and without a
+            # transaction per resource.
+            return
+        with self._db.transaction() as session:  # the resource an update replaced
+            queries.record_replaced_physical_id(session, self._row_id, physical_id,
+                                                dict(data))
+
+    def issue_signal_token(self) -> IssuedSignalToken:
+        if self._replaced:
+            raise RuntimeError("a replaced resource cannot issue signal tokens")
+        # As a tenant token: 256 random bits shown once, only the sha256 stored.
+        secret = secret_tokens.token_urlsafe(32)
+        with self._db.transaction() as session:
+            token = signals.add_signal_token(session, self._row_id, self._generation, secret,
+                                             self._clock())
+            token_id = token.id
+        path = "/".join(urllib.parse.quote(part, safe="") for part in (
+            self.tenant_id, "stacks", self.stack_name, self.stack_id, "resources",
+            self._resource_name, "signal"))
+        return IssuedSignalToken(token_id, secret, f"{self._api_url}/v1/{path}")
+
+    def revoke_signal_tokens(self) -> None:
+        with self._db.transaction() as session:
+            signals.delete_signal_tokens(session, self._row_id, self._generation)
+
+    def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
+        with self._db.read() as session:
+            row = signals.find_signalled_resource(session, self.stack_id, reference_id)
+            if row is None:
+                return None
+            cls = self._registry.for_stored(row.type)
+            if cls is None:
+                return None  # a type uninstalled since: nothing Kiln can ask about it
+            return SignalledResource(row.name, cls,
+                                     tuple(signals.list_signals(session, row.id,
+                                                                row.generation)))
