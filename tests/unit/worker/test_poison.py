@@ -2,7 +2,8 @@
 that keeps failing on a Kiln bug, or that kills its worker, is tried a few times a short
 wait apart and then ends FAILED with a reason that leads an operator into the log; what
 is cut short through no fault of its own (a stop, an outage, a round that took too long)
-is not counted. Concurrent writers are tried on PostgreSQL."""
+is not counted. Concurrent writers are tried on PostgreSQL:
+tests/functional/worker/test_poison_postgresql.py."""
 
 from __future__ import annotations
 
@@ -10,17 +11,16 @@ import contextlib
 import datetime
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
 from oslo_config import cfg
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from engine import config
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import leases, migration
+from engine.db import leases
 from engine.db.models import Operation, Step
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED, STEP_RUNNING
@@ -35,8 +35,6 @@ from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
-from engine.worker.step import StepRunner
-from tests.functional.conftest import fresh_database
 from tests.unit.conftest import Clock
 from tests.unit.worker.test_loop import WAITING, create, run
 from tests.unit.worker.test_plugpoints import Entry, Gate, Recording, loaded
@@ -747,83 +745,3 @@ def test_the_rules_defaults_are_the_configurations() -> None:
                                       conf.engine.internal_error_backoff_seconds)
     assert WorkerSettings().poison == PoisonRule()
 
-
-# --- concurrent writers (PostgreSQL: SQLite has one writer at a time) ---------------------
-
-
-def waiting_on_a_lock(db: Database, statement: str) -> None:
-    """Return once a statement like ``statement`` (SQL LIKE) waits on a row lock."""
-    for _ in range(1000):
-        with db.read() as session:
-            if session.execute(text("SELECT count(*) FROM pg_stat_activity "
-                                    "WHERE wait_event_type = 'Lock' AND query LIKE :like"),
-                               {"like": statement}).scalar():
-                return
-        time.sleep(0.01)
-    raise AssertionError("no transaction waited on the lock")
-
-
-@pytest.mark.postgresql
-def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
-    clock, release = Clock(), threading.Event()
-    with fresh_database() as url:
-        db = Database(url)
-        try:
-            migration.upgrade(db)
-            types = ResourceTypeRegistry.load()
-            tenant = TenantService(db, clock).create_tenant("t")
-            ctx = RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id,
-                                 role=ADMIN_ROLE, request_id=REQUEST)
-            stacks = StackService(db, types, StackLimits(), clock)
-
-            # A step that failed on a bug while another worker claimed it (the first
-            # one's lease had lapsed): the new holder keeps it.
-            _, stack_id = create(stacks, ctx, PLAIN)
-            plan(db, types, clock)
-            with db.transaction() as session:
-                [(step, _)] = leases.claim_steps(session, "w1", clock(), 30, 10)
-            runner = StepRunner(db, types, "w1", clock, 1.0, api_url="http://kiln")
-            with db.transaction() as session:
-                claimed = session.get(Step, step.id, with_for_update=True)
-                assert claimed is not None
-                claimed.lease_owner = "w2"
-                session.flush()
-                counting = threading.Thread(target=runner._unexpected,
-                                            args=(step.id, TypeError("a bug")))
-                counting.start()
-                waiting_on_a_lock(db, "%steps%")
-            counting.join(30)
-            assert step_of(db, stack_id, "fine").lease_owner == "w2"
-
-            # A graceful stop while the operation's phase, in flight, completes: the
-            # phase's release stands (the stop's take-back is for a phase cut short).
-            stack_id = stacks.create(ctx, {"stack_name": "other", "template": PLAIN}).id
-            with db.transaction() as session:
-                session.scalars(select(Operation).where(
-                    Operation.stack_id == stack_id)).one().failures = 1  # failed once
-            gate = Gate(release)
-            loop = worker(db, types, clock, LifecycleRegistry(
-                [loaded(Recording("slow", [], pre=gate.pre))]), operation_threads=1,
-                heartbeat_interval_seconds=0.05)
-            run(loop, ticks=1)
-            gate.wait_reached()
-            operation = operation_of(db, stack_id)
-            assert operation.failures == 2
-            with db.transaction() as session:
-                phase = session.get(Operation, operation.id, with_for_update=True)
-                assert phase is not None
-                phase.lease_owner, phase.lease_expires_at, phase.failures = None, None, 0
-                session.flush()
-                stopping = threading.Thread(target=loop.hand_back)
-                stopping.start()
-                # (not the lease renewals of the plugin call in flight)
-                waiting_on_a_lock(db, "UPDATE operations SET %failures%")
-            stopping.join(30)
-            operation = operation_of(db, stack_id)
-            assert (operation.failures, operation.lease_owner) == (0, None)
-        finally:
-            release.set()
-            for thread in threading.enumerate():
-                if thread.name.startswith(("lifecycle-", "kiln-operation")):
-                    thread.join(10)
-            db.dispose()
