@@ -17,7 +17,6 @@ x's, so it runs just behind x. Everything else keeps its place.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any
@@ -27,6 +26,7 @@ from stevedore.extension import Extension
 
 from engine.distributions import Origin, origins
 from engine.errors import PluginConfigInvalid, PluginLoadFailed, PluginOrderInvalid
+from engine.ir.graph import topological_order
 from engine.lifecycle.base import LifecyclePlugin, PluginServices
 
 NAMESPACE = "kiln.lifecycle_plugins"
@@ -168,11 +168,7 @@ def order(plugins: Iterable[LoadedPlugin], installed: set[str]) -> list[LoadedPl
                     follows[other].add(name)
                 else:
                     follows[name].add(other)
-    unlocks: dict[str, list[str]] = {name: [] for name in by_name}
-    for name, first in follows.items():
-        for other in first:
-            unlocks[other].append(name)
-    plain = _sorted(follows, unlocks, {name: (p.ordinal, name) for name, p in by_name.items()})
+    plain = _sorted(follows, {name: (p.ordinal, name) for name, p in by_name.items()})
     effective = {name: loaded.ordinal for name, loaded in by_name.items()}
     for name in plain:  # the plugins it follows are settled first
         effective[name] = max([effective[name],
@@ -181,25 +177,14 @@ def order(plugins: Iterable[LoadedPlugin], installed: set[str]) -> list[LoadedPl
         effective[name] = min([effective[name],
                                *(effective[other] for other in declared[name]["before"])])
     keys = {name: (effective[name], p.ordinal, name) for name, p in by_name.items()}
-    return [by_name[name] for name in _sorted(follows, unlocks, keys)]
+    return [by_name[name] for name in _sorted(follows, keys)]
 
 
-def _sorted(follows: Mapping[str, set[str]], unlocks: Mapping[str, list[str]],
-            keys: Mapping[str, tuple[Any, ...]]) -> list[str]:
-    """Kahn's topological sort, taking the lowest key among the free plugins."""
-    waiting = {name: len(first) for name, first in follows.items()}
-    ready = [keys[name] + (name,) for name, count in waiting.items() if count == 0]
-    heapq.heapify(ready)
-    result: list[str] = []
-    while ready:
-        name = heapq.heappop(ready)[-1]
-        result.append(name)
-        for later in unlocks[name]:
-            waiting[later] -= 1
-            if waiting[later] == 0:
-                heapq.heappush(ready, keys[later] + (later,))
+def _sorted(follows: Mapping[str, set[str]], keys: Mapping[str, tuple[Any, ...]]) -> list[str]:
+    """A topological sort taking the lowest key among the free plugins."""
+    result = topological_order(follows, key=keys.__getitem__)
     if len(result) < len(follows):
-        stuck = sorted(name for name, count in waiting.items() if count > 0)
+        stuck = sorted(set(follows) - set(result))
         raise PluginOrderInvalid(
             reason=f"the before/after constraints of {', '.join(stuck)} form a cycle")
     return result
