@@ -42,6 +42,11 @@ Now = datetime.datetime
 UNSYNCED = {"synchronize_session": False}
 
 
+class LeaseLost(Exception):  # noqa: N818 -- control flow, not an error anyone reads
+    """Another worker holds the lease now (ours lapsed and was claimed): drop the work
+    on that operation or step without writing anything more of it."""
+
+
 def _claimable_operations() -> Select[Operation]:
     previous = aliased(Operation, name="previous")
     notifying = exists().where(previous.stack_id == Operation.stack_id,

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine import budget
 from engine.db import queries, steps
-from engine.db.leases import back_off_operation, release_operation
+from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack
 from engine.db.models import Resource as ResourceRow
 from engine.db.operations import new_operation, request_id_of
@@ -54,7 +54,7 @@ from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
-from engine.worker.plugpoints import LeaseLost, Plugpoints
+from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
 from engine.worker.step_runtime import StepRuntime

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.context import RequestContext
 from engine.db import queries
-from engine.db.leases import renew_operation
+from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import Operation, Stack
 from engine.db.session import Database
 from engine.errors import KilnError
@@ -31,10 +31,6 @@ from engine.worker.state import stack_ir, stack_secrets
 Clock = Callable[[], datetime.datetime]
 LOG = logging.getLogger(__name__)
 LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
-
-
-class LeaseLost(Exception):  # noqa: N818 -- control flow: another worker owns it now
-    """The operation was taken over; stop calling plugins for it."""
 
 
 class Plugpoints:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from engine import budget
 from engine.db import leases, queries, steps
+from engine.db.leases import LeaseLost
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.operations import request_id_of
@@ -69,10 +70,6 @@ class ResourceMissing(Exception):  # noqa: N818 -- the reason tenants read
 
 class NotSupported(Exception):  # noqa: N818 -- the reason tenants read
     """An update tried to point a resource at another external thing."""
-
-
-class LeaseLost(Exception):
-    """Another worker owns the step now; drop it without writing."""
 
 
 @dataclasses.dataclass
