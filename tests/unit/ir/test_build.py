@@ -84,8 +84,10 @@ def test_a_pseudo_parameter_can_be_referenced(make: Make) -> None:
     assert "r" in stack.resources
 
 
-def test_unknown_resource_type_names_line_and_path(make: Make) -> None:
-    text = """\
+# A template refused as a whole: the error's class and its message, which names the line
+# and the path. Each id is the name the case had as a test of its own.
+REFUSED = [
+    pytest.param("""\
 heat_template_version: 2018-08-31
 resources:
   a:
@@ -93,72 +95,120 @@ resources:
   b:
     description: nothing here exists
     type: OS::Nope
-"""
-    with pytest.raises(ResourceTypeNotFound) as caught:
-        make(text)
-
-    assert str(caught.value) == (
-        "template:7 resources.b.type: The Resource Type (OS::Nope) could not be found."
-    )
-
-
-def test_reference_to_a_missing_resource(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
-            "    properties:\n      value: {get_resource: ghost}\n")
-
-    with pytest.raises(InvalidTemplateReference) as caught:
-        make(text)
-
-    assert str(caught.value) == (
+""", ResourceTypeNotFound,
+        "template:7 resources.b.type: The Resource Type (OS::Nope) could not be found.",
+        id="unknown_resource_type_names_line_and_path"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
+        "    properties:\n      value: {get_resource: ghost}\n", InvalidTemplateReference,
         'template:6 resources.a.properties.value.get_resource: The specified reference '
-        '"ghost" (in resources.a) is incorrect.'
-    )
-
-
-def test_reference_to_a_missing_parameter(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
-            "    properties:\n      value: {get_param: nope}\n")
-
-    with pytest.raises(InvalidTemplateReference) as caught:
-        make(text)
-
-    assert str(caught.value) == (
+        '"ghost" (in resources.a) is incorrect.',
+        id="reference_to_a_missing_resource"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
+        "    properties:\n      value: {get_param: nope}\n", InvalidTemplateReference,
         'template:6 resources.a.properties.value.get_param: The specified reference '
-        '"nope" (in resources.a) is incorrect.'
-    )
-
-
-def test_depends_on_a_missing_resource(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
-            "    depends_on: [ghost]\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == (
+        '"nope" (in resources.a) is incorrect.',
+        id="reference_to_a_missing_parameter"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
+        "    depends_on: [ghost]\n", StackValidationFailed,
         'template:5 resources.a.depends_on: "ghost" (in resources.a.depends_on) is not a '
-        "resource in the template"
-    )
-
-
-def test_bad_get_attr_attribute_in_an_output(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  r1:\n    type: Test::Plain\n"
-            "outputs:\n  bad:\n    value: {get_attr: [r1, nope]}\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == (
+        "resource in the template",
+        id="depends_on_a_missing_resource"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  r1:\n    type: Test::Plain\n"
+        "outputs:\n  bad:\n    value: {get_attr: [r1, nope]}\n", StackValidationFailed,
         "template:7 outputs.bad.value.get_attr: The Referenced Attribute (r1 nope) is "
-        "incorrect."
-    )
+        "incorrect.",
+        id="bad_get_attr_attribute_in_an_output"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
+        "    properties:\n      valeu: x\n", StackValidationFailed,
+        "template:6 resources.a.properties.valeu: Unknown Property valeu",
+        id="unknown_property"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n"
+        "    properties:\n      size: 2\n", StackValidationFailed,
+        "template:5 resources.s.properties: Property flavor not assigned",
+        id="missing_required_property"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n",
+        StackValidationFailed, "template:3 resources.s: Property flavor not assigned",
+        id="missing_required_property_without_a_properties_section"),
+    pytest.param(
+        "heat_template_version: rocky\nparameters:\n  p: {type: string, default: big}\n"
+        "resources:\n  s:\n    type: Test::Server\n"
+        "    properties:\n      flavor: f\n      size: {get_param: p}\n", StackValidationFailed,
+        "template:9 resources.s.properties.size: Property error: size: Value 'big' is not an "
+        "integer",
+        id="a_known_value_of_the_wrong_type"),
+    pytest.param(
+        "heat_template_version: rocky\nparameters:\n  p: {type: json, default: {}}\n"
+        "resources:\n  s:\n    type: Test::Server\n"
+        "    properties:\n"
+        "      flavor: {str_replace: {template: {get_param: p}, params: {}}}\n",
+        StackValidationFailed,
+        'template:8 resources.s.properties.flavor.str_replace: "str_replace" template must be '
+        "a string",
+        id="an_evaluation_error_in_a_known_value"),
+    pytest.param("""\
+heat_template_version: rocky
+resources:
+  b:
+    type: Test::Plain
+    properties:
+      value: {get_resource: a}
+  a:
+    type: Test::Plain
+    depends_on: b
+""", CircularDependency, "template:7 resources.a: Circular Dependency Found: a -> b -> a",
+        id="cycle_names_its_path"),
+]
 
 
-def test_output_referencing_a_missing_resource(make: Make) -> None:
-    text = "heat_template_version: rocky\noutputs:\n  o:\n    value: {get_resource: r9}\n"
-
-    with pytest.raises(InvalidTemplateReference, match=r'"r9" \(in outputs\.o\) is incorrect'):
+@pytest.mark.parametrize(("text", "error", "message"), REFUSED)
+def test_a_refused_template_names_line_and_path(make: Make, text: str, error: type[Exception],
+                                                message: str) -> None:
+    with pytest.raises(error) as caught:
         make(text)
+
+    assert str(caught.value) == message
+
+
+# A template or parameter values refused: the error's class and a pattern its message
+# matches.
+REFUSED_MATCHING = [
+    pytest.param(
+        "heat_template_version: rocky\noutputs:\n  o:\n    value: {get_resource: r9}\n", {},
+        InvalidTemplateReference, r'"r9" \(in outputs\.o\) is incorrect',
+        id="output_referencing_a_missing_resource"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n"
+        "    properties:\n      flavor: null\n", {},
+        StackValidationFailed, "Property flavor not assigned",
+        id="a_required_property_set_to_null_is_not_assigned"),
+    pytest.param(
+        "heat_template_version: rocky\nparameters:\n  p: {type: string}\n", {},
+        UserParameterMissing, r"The Parameter \(p\) was not provided\.",
+        id="missing_parameter_value"),
+    pytest.param(
+        "heat_template_version: rocky\n", {"x": 1},
+        UnknownUserParameter, r"The Parameter \(x\) was not defined in template\.",
+        id="unknown_parameter_value"),
+    pytest.param(
+        "heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
+        "    properties: {value: {get_attr: [a, value]}}\n", {},
+        CircularDependency, "Circular Dependency Found: a -> a$",
+        id="self_reference_is_a_cycle"),
+]
+
+
+@pytest.mark.parametrize(("text", "values", "error", "pattern"), REFUSED_MATCHING)
+def test_a_refused_template_says_why(make: Make, text: str, values: dict[str, Any],
+                                     error: type[Exception], pattern: str) -> None:
+    with pytest.raises(error, match=pattern):
+        make(text, values)
 
 
 def test_any_attribute_of_a_type_that_allows_unknown_ones(make: Make) -> None:
@@ -168,48 +218,11 @@ def test_any_attribute_of_a_type_that_allows_unknown_ones(make: Make) -> None:
     assert make(text).outputs["o"].name == "o"
 
 
-def test_unknown_property(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
-            "    properties:\n      valeu: x\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == "template:6 resources.a.properties.valeu: Unknown Property valeu"
-
-
 def test_unknown_properties_of_a_type_that_allows_them(make: Make) -> None:
     text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Anything\n"
             "    properties: {free: form, n: 1}\n")
 
     assert make(text).resources["a"].properties == {"free": "form", "n": 1}
-
-
-def test_missing_required_property(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n"
-            "    properties:\n      size: 2\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == "template:5 resources.s.properties: Property flavor not assigned"
-
-
-def test_missing_required_property_without_a_properties_section(make: Make) -> None:
-    text = "heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n"
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == "template:3 resources.s: Property flavor not assigned"
-
-
-def test_a_required_property_set_to_null_is_not_assigned(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  s:\n    type: Test::Server\n"
-            "    properties:\n      flavor: null\n")
-
-    with pytest.raises(StackValidationFailed, match="Property flavor not assigned"):
-        make(text)
 
 
 def test_an_optional_property_set_to_null_takes_its_default(make: Make) -> None:
@@ -221,82 +234,12 @@ def test_an_optional_property_set_to_null_takes_its_default(make: Make) -> None:
     assert properties_for_runtime(node, Server, RuntimeScope())["size"] == 1
 
 
-def test_a_known_value_of_the_wrong_type(make: Make) -> None:
-    text = ("heat_template_version: rocky\nparameters:\n  p: {type: string, default: big}\n"
-            "resources:\n  s:\n    type: Test::Server\n"
-            "    properties:\n      flavor: f\n      size: {get_param: p}\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == (
-        "template:9 resources.s.properties.size: Property error: size: Value 'big' is not an "
-        "integer"
-    )
-
-
 def test_values_that_depend_on_resources_are_checked_later(make: Make) -> None:
     text = ("heat_template_version: rocky\nresources:\n  v:\n    type: Test::Plain\n"
             "  s:\n    type: Test::Server\n"
             "    properties:\n      flavor: f\n      size: {get_attr: [v, value]}\n")
 
     assert make(text).resources["s"].requires == frozenset({"v"})
-
-
-def test_an_evaluation_error_in_a_known_value(make: Make) -> None:
-    text = ("heat_template_version: rocky\nparameters:\n  p: {type: json, default: {}}\n"
-            "resources:\n  s:\n    type: Test::Server\n"
-            "    properties:\n"
-            "      flavor: {str_replace: {template: {get_param: p}, params: {}}}\n")
-
-    with pytest.raises(StackValidationFailed) as caught:
-        make(text)
-
-    assert str(caught.value) == (
-        'template:8 resources.s.properties.flavor.str_replace: "str_replace" template must be '
-        "a string"
-    )
-
-
-def test_missing_parameter_value(make: Make) -> None:
-    text = "heat_template_version: rocky\nparameters:\n  p: {type: string}\n"
-
-    with pytest.raises(UserParameterMissing, match=r"The Parameter \(p\) was not provided\."):
-        make(text)
-
-
-def test_unknown_parameter_value(make: Make) -> None:
-    with pytest.raises(UnknownUserParameter,
-                       match=r"The Parameter \(x\) was not defined in template\."):
-        make("heat_template_version: rocky\n", {"x": 1})
-
-
-def test_cycle_names_its_path(make: Make) -> None:
-    text = """\
-heat_template_version: rocky
-resources:
-  b:
-    type: Test::Plain
-    properties:
-      value: {get_resource: a}
-  a:
-    type: Test::Plain
-    depends_on: b
-"""
-    with pytest.raises(CircularDependency) as caught:
-        make(text)
-
-    assert str(caught.value) == (
-        "template:7 resources.a: Circular Dependency Found: a -> b -> a"
-    )
-
-
-def test_self_reference_is_a_cycle(make: Make) -> None:
-    text = ("heat_template_version: rocky\nresources:\n  a:\n    type: Test::Plain\n"
-            "    properties: {value: {get_attr: [a, value]}}\n")
-
-    with pytest.raises(CircularDependency, match="Circular Dependency Found: a -> a$"):
-        make(text)
 
 
 def test_errors_are_reported_together(make: Make) -> None:
