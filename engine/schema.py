@@ -13,11 +13,11 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from engine import budget
-from engine.errors import Location, StackValidationFailed
+from engine.errors import BadRequest, Location, StackValidationFailed
 
 STRING, NUMBER, INTEGER, BOOLEAN, MAP, LIST, ANY = (
     "string", "number", "integer", "boolean", "map", "list", "any",
@@ -421,6 +421,31 @@ def to_boolean(value: Any, *, on_error: Any) -> bool:
     if text in ("false", "no", "off", "0", "f", "n"):
         return False
     raise on_error("a boolean")
+
+
+# --- Heat's request values ------------------------------------------------------------
+
+#: Heat's longest tag, in characters.
+MAX_TAG_CHARS = 80
+
+
+def extract_bool(value: Any, name: str) -> bool:
+    """Heat's ``extract_bool``, for bodies and query strings alike: ``true`` or ``false``
+    in any case, as text or a JSON boolean; anything else is a 400 naming ``name``."""
+    text = str(value).lower()
+    if text not in ("true", "false"):
+        raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable '
+                                "values are: true, false.")
+    return text == "true"
+
+
+def check_tags(tags: Iterable[str]) -> None:
+    """Heat's ``extract_tags`` rule: no tag longer than ``MAX_TAG_CHARS``. How a list of
+    tags is split (and whether trimmed) is the caller's."""
+    for tag in tags:
+        if len(tag) > MAX_TAG_CHARS:
+            raise BadRequest(reason=f'Invalid tag, "{tag}" is longer than {MAX_TAG_CHARS} '
+                                    "characters")
 
 
 # --- JSON text ------------------------------------------------------------------------

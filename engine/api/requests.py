@@ -9,7 +9,7 @@ import falcon
 
 from engine.context import RequestContext
 from engine.errors import BadRequest, RequestLimitExceeded
-from engine.schema import strict_loads
+from engine.schema import check_tags, extract_bool, strict_loads
 from engine.services.stack_requests import extract_int
 
 # Deep enough for a template sent as an object (its own limit is 64 levels, a few levels
@@ -51,12 +51,7 @@ def json_body(req: falcon.Request) -> dict[str, Any]:
 
 def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
     value = req.get_param(name)
-    if value is None:
-        return default
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
-                            "are: true, false.")
+    return default if value is None else extract_bool(value, name)
 
 
 def integer(req: falcon.Request, name: str) -> int | None:
@@ -72,9 +67,7 @@ def tags(req: falcon.Request, name: str) -> tuple[str, ...]:
     if not value:
         return ()
     found = tuple(value.split(","))
-    for tag in found:
-        if len(tag) > 80:
-            raise BadRequest(reason=f'Invalid tag, "{tag}" is longer than 80 characters')
+    check_tags(found)
     return found
 
 

@@ -1,11 +1,11 @@
 """engine.schema: the Heat wire form of property, attribute and support-status schemas,
-and JSON text read with the bounds of a template."""
+JSON text read with the bounds of a template, and Heat's boolean and tag rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.errors import StackValidationFailed
+from engine.errors import BadRequest, StackValidationFailed
 from engine.schema import (
     DEPRECATED,
     INTEGER,
@@ -18,6 +18,8 @@ from engine.schema import (
     Length,
     Property,
     SupportStatus,
+    check_tags,
+    extract_bool,
     load_json,
     nested_deeper,
     to_number,
@@ -161,3 +163,24 @@ def test_numbers_read_as_before() -> None:
     assert to_number("1e3", on_error=refused) == 1000.0
     assert to_number("7", integer=True, on_error=refused) == 7
     assert to_number(2.5, on_error=refused) == 2.5
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("true", True), ("FALSE", False), ("True", True), (True, True), (False, False)])
+def test_extract_bool_reads_true_and_false_in_any_case(value: object, expected: bool) -> None:
+    assert extract_bool(value, "flag") is expected
+
+
+@pytest.mark.parametrize("value", ["yes", "1", 1, None, "", " true"])
+def test_extract_bool_refuses_anything_else_naming_the_field(value: object) -> None:
+    with pytest.raises(BadRequest) as caught:
+        extract_bool(value, "show_deleted")
+    assert caught.value.message == (f'Unrecognized value "{value}" for "show_deleted", '
+                                    "acceptable values are: true, false.")
+
+
+def test_check_tags_takes_80_characters_and_refuses_81() -> None:
+    check_tags(["x" * 80, ""])
+    with pytest.raises(BadRequest) as caught:
+        check_tags(["ok", "x" * 81])
+    assert caught.value.message == f'Invalid tag, "{"x" * 81}" is longer than 80 characters'
