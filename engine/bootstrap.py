@@ -23,7 +23,7 @@ from engine.errors import KilnError, PluginConfigInvalid
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
-from engine.resources.services import ResourceServices
+from engine.resources.shared_clients import ResourceServices
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.stack_actions import StackActions

@@ -172,7 +172,8 @@ class Runtime(Protocol):
     def service(self, name: str) -> Any:
         """The process's shared service registered as ``name`` in
         ``kiln.resource_services`` (``"aws"``: the boto3 client factory); see
-        ``engine.resources.services``. Only in the worker: an attribute read refuses it."""
+        ``engine.resources.shared_clients``. Only in the worker: an attribute read
+        refuses it."""
 
     def record_physical_id(self, physical_id: str, data: Mapping[str, Any]) -> None:
         """Make the physical id and private data part of what is stored for the resource

@@ -18,7 +18,7 @@ from stevedore.extension import Extension
 from engine.errors import PluginLoadFailed, ResourceTypeNotFound
 from engine.resources.base import Resource
 from engine.resources.nested import template_resource
-from engine.resources.services import ResourceServices
+from engine.resources.shared_clients import ResourceServices
 from engine.schema import HIDDEN, SUPPORT_STATUSES, CustomCheck, bind_schema, names_custom
 from engine.template.environment import TEMPLATE_SUFFIXES
 

@@ -14,7 +14,7 @@ from engine.context import RequestContext
 from engine.db.session import Database
 from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
-from engine.resources.services import ResourceServices
+from engine.resources.shared_clients import ResourceServices
 from engine.schema import INTEGER, STRING, Property
 from engine.services.stack_actions import StackActions
 from engine.services.stacks import EventQuery, StackLimits, StackService

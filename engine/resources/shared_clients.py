@@ -1,9 +1,10 @@
-"""Per-process services that resource types share: stevedore namespace
-``kiln.resource_services``.
+"""The per-process clients resource types share ("resource services"): stevedore
+namespace ``kiln.resource_services``. Not to be confused with ``engine.services``, the
+use-cases the API and the CLI call.
 
-A service is what many resources of a process must share rather than build per call: a
-cloud SDK's client factory (``aws``: boto3 sessions and clients, which are slow to make
-and safe to share), a connection pool. Each entry point names a callable taking the
+A resource service is what many resources of a process must share rather than build per
+call: a cloud SDK's client factory (``aws``: boto3 sessions and clients, which are slow
+to make and safe to share), a connection pool. Each entry point names a callable taking the
 process's oslo.config ``ConfigOpts``; it is called once at start (register your options
 there and read them), and a resource reaches the result with ``runtime.service(name)``.
 
