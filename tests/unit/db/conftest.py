@@ -32,10 +32,13 @@ def add_tenant(session: Session, name: str | None = None) -> Tenant:
     return tenant
 
 
-def add_stack(session: Session, tenant_id: str, name: str = "s", **columns: Any) -> Stack:
-    """A stack row, CREATE_COMPLETE unless ``columns`` say otherwise."""
+def add_stack(session: Session, tenant_id: str, name: str | None = None, **columns: Any
+              ) -> Stack:
+    """A stack row (a name of its own unless given), CREATE_COMPLETE unless ``columns``
+    say otherwise."""
     values: dict[str, Any] = {
-        "id": str(uuid.uuid4()), "tenant_id": tenant_id, "name": name,
+        "id": str(uuid.uuid4()), "tenant_id": tenant_id,
+        "name": name or f"s-{uuid.uuid4().hex[:8]}",
         "action": Action.CREATE, "status": Status.COMPLETE, "template": TEMPLATE,
         "parameters": {}, "environment": {}, "files": {}, "tags": [],
         "created_at": NOW}
