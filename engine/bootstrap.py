@@ -16,18 +16,25 @@ from typing import Any
 from oslo_config import cfg
 
 from engine import budget, config
-from engine.api.app import ApiSettings, create_app
+from engine.api.app import ApiServices, ApiSettings, create_app
 from engine.db import migration
 from engine.db.session import Database
 from engine.errors import KilnError, PluginConfigInvalid
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
+from engine.services.events import StackEvents
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
+from engine.services.proposals import StackLimits
+from engine.services.resource_types import ResourceTypes
+from engine.services.resources import StackResources
 from engine.services.stack_actions import StackActions
-from engine.services.stacks import StackLimits, StackService
+from engine.services.stack_dry_runs import StackDryRuns
+from engine.services.stack_reads import StackReads
+from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
@@ -69,20 +76,52 @@ class Kiln:
         return LifecycleService(self.lifecycle)
 
     @functools.cached_property
-    def stacks(self) -> StackService:
-        limits = StackLimits(
+    def irs(self) -> StoredIrs:
+        """The one cache of stored stacks' IRs, shared by the services and the worker."""
+        return StoredIrs(self.registry.get, self.registry.constraint)
+
+    @functools.cached_property
+    def stack_limits(self) -> StackLimits:
+        return StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
-        return StackService(self.db, self.registry, limits, utcnow,
+
+    @functools.cached_property
+    def stack_writes(self) -> StackWrites:
+        return StackWrites(self.db, self.registry, self.stack_limits, utcnow, self.irs)
+
+    @functools.cached_property
+    def stack_dry_runs(self) -> StackDryRuns:
+        return StackDryRuns(self.db, self.registry, self.stack_limits, utcnow, self.irs,
                             lifecycle=self.lifecycle_service)
+
+    @functools.cached_property
+    def stack_reads(self) -> StackReads:
+        return StackReads(self.db, self.irs)
+
+    @functools.cached_property
+    def stack_resources(self) -> StackResources:
+        return StackResources(self.db, self.registry, utcnow, self.irs)
+
+    @functools.cached_property
+    def stack_events(self) -> StackEvents:
+        return StackEvents(self.db)
+
+    @functools.cached_property
+    def resource_types(self) -> ResourceTypes:
+        return ResourceTypes(self.registry)
 
     def wsgi_app(self) -> WsgiApp:
         actions = StackActions(self.db, utcnow,
                                self.conf.engine.stack_action_timeout_seconds)
-        return create_app(self.stacks, self.tenants, self.lifecycle_service, actions,
-                          ApiSettings(max_body_bytes=self.conf.api.max_body_bytes),
-                          self.workers)
+        services = ApiServices(
+            stack_writes=self.stack_writes, stack_dry_runs=self.stack_dry_runs,
+            stack_reads=self.stack_reads, stack_actions=actions,
+            resources=self.stack_resources, events=self.stack_events,
+            resource_types=self.resource_types, tenants=self.tenants,
+            lifecycle=self.lifecycle_service, workers=self.workers)
+        return create_app(services, ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
 
     @functools.cached_property
     def workers(self) -> WorkerService:
@@ -90,7 +129,7 @@ class Kiln:
 
     @functools.cached_property
     def operator(self) -> OperatorService:
-        return OperatorService(self.db, utcnow, self.stacks, self.tenants, self.workers)
+        return OperatorService(self.db, utcnow, self.stack_reads, self.tenants, self.workers)
 
     def worker(self) -> WorkerLoop:
         engine = self.conf.engine

@@ -20,9 +20,14 @@ from engine.api.endpoints import (
     validate,
     versions,
 )
+from engine.services.events import StackEvents
 from engine.services.lifecycle import LifecycleService
+from engine.services.resource_types import ResourceTypes
+from engine.services.resources import StackResources
 from engine.services.stack_actions import StackActions
-from engine.services.stacks import StackService
+from engine.services.stack_dry_runs import StackDryRuns
+from engine.services.stack_reads import StackReads
+from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
 
@@ -38,16 +43,30 @@ class ApiSettings:
     revision: str = dataclasses.field(default_factory=versions.package_version)
 
 
-def create_app(stack_service: StackService, tenant_service: TenantService,
-               lifecycle_service: LifecycleService, actions_service: StackActions,
-               settings: ApiSettings, workers: WorkerService
+@dataclasses.dataclass(frozen=True)
+class ApiServices:
+    """The services the endpoints use; each endpoint is handed only the ones it needs."""
+
+    stack_writes: StackWrites
+    stack_dry_runs: StackDryRuns
+    stack_reads: StackReads
+    stack_actions: StackActions
+    resources: StackResources
+    events: StackEvents
+    resource_types: ResourceTypes
+    tenants: TenantService
+    lifecycle: LifecycleService
+    workers: WorkerService
+
+
+def create_app(svc: ApiServices, settings: ApiSettings
                ) -> falcon.App[falcon.Request, falcon.Response]:
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
         middleware.RequestId(),
         middleware.UrlText(),
         middleware.BodyLimit(settings.max_body_bytes),
-        middleware.Authenticate(tenant_service),
+        middleware.Authenticate(svc.tenants),
     ))
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
@@ -56,53 +75,55 @@ def create_app(stack_service: StackService, tenant_service: TenantService,
     app.add_route("/", versions.Versions())
     app.add_route("/versions", versions.Versions())
     app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
-    app.add_route(T + "/services", services.ServiceCollection(workers))
+    app.add_route(T + "/services", services.ServiceCollection(svc.workers))
 
-    app.add_route(T + "/stacks", stacks.StackCollection(stack_service))
-    app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(stack_service))
+    app.add_route(T + "/stacks", stacks.StackCollection(svc.stack_reads, svc.stack_writes))
+    app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(svc.stack_reads))
     # Literal segments win over fields in Falcon's router; added first all the same, so
     # the table reads in the order the paths are matched.
-    app.add_route(T + "/stacks/preview", stacks.StackPreview(stack_service))
-    app.add_route(T + "/stacks/{stack_name}", stacks.StackLookup(stack_service))
+    app.add_route(T + "/stacks/preview",
+                  stacks.StackPreview(svc.stack_dry_runs, svc.stack_reads))
+    app.add_route(T + "/stacks/{stack_name}", stacks.StackLookup(svc.stack_reads))
     for suffix in LOOKUP_SUFFIXES:
         app.add_route(T + "/stacks/{stack_name}/" + suffix,
-                      stacks.StackLookup(stack_service, "/" + suffix))
-    app.add_route(STACK, stacks.StackItem(stack_service))
-    app.add_route(STACK + "/preview", stacks.StackUpdatePreview(stack_service))
-    app.add_route(STACK + "/template", stacks.StackTemplate(stack_service))
-    app.add_route(STACK + "/environment", stacks.StackEnvironment(stack_service))
-    app.add_route(STACK + "/files", stacks.StackFiles(stack_service))
-    app.add_route(STACK + "/actions", actions.StackActionsEndpoint(actions_service))
-    app.add_route(STACK + "/abandon", actions.StackAbandon(actions_service))
-    app.add_route(STACK + "/export", actions.StackExport(actions_service))
+                      stacks.StackLookup(svc.stack_reads, "/" + suffix))
+    app.add_route(STACK, stacks.StackItem(svc.stack_reads, svc.stack_writes))
+    app.add_route(STACK + "/preview", stacks.StackUpdatePreview(svc.stack_dry_runs))
+    app.add_route(STACK + "/template", stacks.StackTemplate(svc.stack_reads))
+    app.add_route(STACK + "/environment", stacks.StackEnvironment(svc.stack_reads))
+    app.add_route(STACK + "/files", stacks.StackFiles(svc.stack_reads))
+    app.add_route(STACK + "/actions", actions.StackActionsEndpoint(svc.stack_actions))
+    app.add_route(STACK + "/abandon", actions.StackAbandon(svc.stack_actions))
+    app.add_route(STACK + "/export", actions.StackExport(svc.stack_actions))
     app.add_route(STACK + "/lifecycle",
-                  lifecycle.StackLifecycle(stack_service, lifecycle_service))
-    app.add_route(STACK + "/outputs", stacks.OutputCollection(stack_service))
-    app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(stack_service))
+                  lifecycle.StackLifecycle(svc.stack_reads, svc.events, svc.lifecycle))
+    app.add_route(STACK + "/outputs", stacks.OutputCollection(svc.stack_reads))
+    app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(svc.stack_reads))
 
-    app.add_route(STACK + "/resources", resources.ResourceCollection(stack_service))
-    app.add_route(STACK + "/resources/{resource_name}", resources.ResourceItem(stack_service))
+    app.add_route(STACK + "/resources", resources.ResourceCollection(svc.resources))
+    app.add_route(STACK + "/resources/{resource_name}", resources.ResourceItem(svc.resources))
     app.add_route(STACK + "/resources/{resource_name}/metadata",
-                  resources.ResourceMetadata(stack_service))
+                  resources.ResourceMetadata(svc.resources))
     app.add_route(STACK + "/resources/{resource_name}/signal",
-                  resources.ResourceSignal(stack_service))
-    app.add_route(STACK + "/events", events.EventCollection(stack_service))
+                  resources.ResourceSignal(svc.resources))
+    app.add_route(STACK + "/events", events.EventCollection(svc.events))
     app.add_route(STACK + "/resources/{resource_name}/events",
-                  events.ResourceEventCollection(stack_service))
+                  events.ResourceEventCollection(svc.events))
     app.add_route(STACK + "/resources/{resource_name}/events/{event_id}",
-                  events.EventItem(stack_service))
+                  events.EventItem(svc.events))
 
-    app.add_route(T + "/validate", validate.TemplateValidate(stack_service))
-    app.add_route(T + "/resource_types", resource_types.ResourceTypeCollection(stack_service))
+    app.add_route(T + "/validate", validate.TemplateValidate(svc.stack_dry_runs))
+    app.add_route(T + "/resource_types",
+                  resource_types.ResourceTypeCollection(svc.resource_types))
     app.add_route(T + "/resource_types/{type_name}",
-                  resource_types.ResourceTypeItem(stack_service))
+                  resource_types.ResourceTypeItem(svc.resource_types))
     app.add_route(T + "/resource_types/{type_name}/template",
-                  resource_types.ResourceTypeTemplate(stack_service))
+                  resource_types.ResourceTypeTemplate(svc.resource_types))
     app.add_route(T + "/template_versions", template_versions.TemplateVersionCollection())
     app.add_route(T + "/template_versions/{template_version}/functions",
                   template_versions.TemplateFunctionCollection())
 
     # Last: a sink is tried only when no route matched (see lookup_arn for why a sink).
-    app.add_sink(lookup_arn.ArnLookup(stack_service, tenant_service),
+    app.add_sink(lookup_arn.ArnLookup(svc.stack_reads, svc.tenants),
                  lookup_arn.ARN_SINK_PREFIX)
     return app

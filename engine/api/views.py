@@ -7,11 +7,12 @@ from typing import Any
 
 from engine.schema import AllowedPattern, AllowedValues, Custom, Length, Modulo, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
-from engine.services.stacks import StackPreview, TemplateValidation
+from engine.services.stack_dry_runs import StackPreview, TemplateValidation
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
 from engine.services.update_preview import UpdatePreview
 from engine.services.workers import WorkerRecord
 from engine.template.parameters import ParameterSchema
+from engine.vocabulary import Action, Status
 
 
 def timestamp(value: datetime.datetime | None) -> str | None:
@@ -178,8 +179,8 @@ def stack_preview(base: str, preview: StackPreview) -> dict[str, Any]:
     doc["resources"] = [{
         "resource_name": res.name,
         "resource_type": res.type,
-        "resource_action": "INIT",
-        "resource_status": "COMPLETE",
+        "resource_action": Action.INIT,
+        "resource_status": Status.COMPLETE,
         "resource_status_reason": "",
         "physical_resource_id": "",
         "creation_time": None,

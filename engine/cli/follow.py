@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from engine.services.events import EventQuery, StackEvents
 from engine.services.operator import OperationRecord, OperatorService, StackRef
-from engine.services.stacks import EventQuery
 
 BAR_WIDTH = 30
 CLEAR_LINE = "\r\x1b[K"
@@ -32,12 +32,13 @@ class Follower:
     """One follow of one stack. ``render`` turns an event record into the line (or JSON
     object) printed for it."""
 
-    def __init__(self, operator: OperatorService, ref: StackRef, out: TextIO, *,
-                 as_json: bool, is_tty: bool, interval: float,
+    def __init__(self, operator: OperatorService, events: StackEvents, ref: StackRef,
+                 out: TextIO, *, as_json: bool, is_tty: bool, interval: float,
                  render: Callable[[Any], dict[str, Any]],
                  line: Callable[[dict[str, Any]], str],
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self._operator = operator
+        self._events = events
         self._ref = ref
         self._out = out
         self._as_json = as_json
@@ -52,10 +53,9 @@ class Follower:
     def run(self, backlog: int, nested_depth: int) -> str:
         """Print the last ``backlog`` events, then new ones until the operation running
         now ends (at once when none is). Returns the stack's final status."""
-        stacks = self._operator.stacks
         ctx = self._ref.context()
-        earlier = stacks.list_events(ctx, self._ref.name, self._ref.id,
-                                     EventQuery(limit=backlog), nested_depth=nested_depth)
+        earlier = self._events.list_events(ctx, self._ref.name, self._ref.id,
+                                           EventQuery(limit=backlog), nested_depth=nested_depth)
         self._emit(list(reversed(earlier)))
         operation = self._operator.current_operation(self._ref)
         while operation is not None:
@@ -75,7 +75,7 @@ class Follower:
 
     def _newer(self, ctx: Any, nested_depth: int) -> Sequence[Any]:
         """The events after the last one printed, oldest first."""
-        return self._operator.stacks.list_events(
+        return self._events.list_events(
             ctx, self._ref.name, self._ref.id,
             EventQuery(marker=self._last_event, ascending=True), nested_depth=nested_depth)
 

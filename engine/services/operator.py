@@ -1,7 +1,7 @@
 """The operator's view (``kiln-manage``): every tenant's stacks and operations, and the
 repairs of last resort.
 
-Reads of one stack reuse :class:`StackService` with an admin context of the stack's own
+Reads of one stack reuse :class:`StackReads` with an admin context of the stack's own
 tenant, so hidden parameters are masked exactly as the API masks them.
 """
 
@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
+from engine import reasons
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import admin, queries, steps
+from engine.db import admin, queries, transitions
 from engine.db.models import Operation, Stack
-from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, STACK_ACTION
+from engine.db.session import Database, DbSession
 from engine.errors import (
     AmbiguousName,
     EntityNotFound,
@@ -25,15 +24,16 @@ from engine.errors import (
     StackHeld,
 )
 from engine.services.listing import split_statuses
-from engine.services.records import StackRecord
-from engine.services.stacks import StackService, stack_record
+from engine.services.records import StackRecord, stack_record
+from engine.services.stack_reads import StackReads
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerRecord, WorkerService
+from engine.vocabulary import OperationState, Status, stack_action
 
 Clock = Callable[[], datetime.datetime]
-RESET_STATUSES = ("FAILED", "COMPLETE")
+RESET_STATUSES = (Status.FAILED, Status.COMPLETE)
 STACK_ORDERS = ("name", "status", "created", "updated")
-SETTLED = (OP_COMPLETE, OP_FAILED)
+SETTLED = (OperationState.COMPLETE, OperationState.FAILED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,18 +106,13 @@ def _settled(operation: Operation) -> bool:
 
 
 class OperatorService:
-    def __init__(self, db: Database, clock: Clock, stacks: StackService,
+    def __init__(self, db: Database, clock: Clock, reads: StackReads,
                  tenants: TenantService, workers: WorkerService) -> None:
         self._db = db
         self._clock = clock
-        self._stacks = stacks
+        self._reads = reads
         self._tenants = tenants
         self._workers = workers
-
-    @property
-    def stacks(self) -> StackService:
-        """The tenant-facing reads, for a found stack's ``StackRef.context()``."""
-        return self._stacks
 
     # --- stacks -------------------------------------------------------------------------
 
@@ -167,7 +162,7 @@ class OperatorService:
             return admin.count_stacks(session, tenant_id, live_only=True)
 
     def stack(self, ref: StackRef) -> StackRecord:
-        return self._stacks.get(ref.context(), ref.name, ref.id)
+        return self._reads.get(ref.context(), ref.name, ref.id)
 
     # --- operations ---------------------------------------------------------------------
 
@@ -205,11 +200,10 @@ class OperatorService:
                 raise EntityNotFound(entity="Operation", name=id_or_prefix)
             if operation.finished_at is not None:
                 raise NothingToCancel(id=operation.id, state=operation.state)
-            operation.payload = {**(operation.payload or {}), "cancelled": "operator"}
-            operation.deadline_at = now
+            transitions.request_cancel(operation, "operator", now)
         return self.operation(operation_id)
 
-    def _records(self, session: Any, rows: Sequence[tuple[Operation, Stack]]
+    def _records(self, session: DbSession, rows: Sequence[tuple[Operation, Stack]]
                  ) -> list[OperationRecord]:
         now = self._clock()
         counts = admin.step_counts(session, [op.id for op, _stack in rows])
@@ -264,30 +258,12 @@ class OperatorService:
                 if live and not force:
                     raise StackHeld(stack=stack.name, workers=", ".join(
                         f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))
-                self._end(session, stack, operation, f"Reset by operator {actor}", now)
-            action = STACK_ACTION.get(operation.action, operation.action) if operation \
-                else stack.action
-            stack.action, stack.status = action, to
-            stack.status_reason = (f"Stack state reset to {action}_{to} by operator "
-                                   f"{actor}: {reason}")
-            stack.updated_at = now
-            queries.add_stack_event(session, stack, now)
+                transitions.end_operation(session, stack, operation,
+                                          reasons.reset_by_operator(actor), now)
+            action = stack_action(operation.action) if operation else stack.action
+            transitions.reset_stack(session, stack, action, to,
+                                    reasons.stack_reset(action, to, actor, reason), now)
         return self.stack(ref)
-
-    @staticmethod
-    def _end(session: Any, stack: Stack, operation: Operation, reason: str,
-             now: datetime.datetime) -> None:
-        steps.cancel_open_steps(session, operation, now)
-        for row in admin.in_progress_resources(session, stack.id):
-            row.status, row.status_reason, row.updated_at = "FAILED", reason, now
-            queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                              physical_resource_id=row.physical_id or "",
-                              resource_type=row.type, action=row.action, status="FAILED",
-                              reason=reason, now=now)
-        operation.state = OP_FAILED
-        operation.failure_reason = reason
-        operation.finished_at = operation.updated_at = now
-        operation.lease_owner = operation.lease_expires_at = None
 
     def purge_deleted(self, older_than: datetime.timedelta, *, dry_run: bool = False,
                       batch_size: int = 100) -> Iterator[list[admin.PurgedStack]]:

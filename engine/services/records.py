@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 from typing import Any
+
+from engine.db.models import Stack
+from engine.ir.model import ResolvedStack
+from engine.template.parameters import masked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +64,35 @@ class StackRecord:
     updated_at: datetime.datetime | None
     deleted_at: datetime.datetime | None
     parent: str | None = None  # the id of the stack a nested stack belongs to
+
+
+def stack_record(ir: ResolvedStack | None, stack: Stack) -> StackRecord:
+    """A stack row as a record; without its IR the parameters are left out (lists)."""
+    parameters: dict[str, Any] = {}
+    if ir is not None:
+        shown = masked(ir.parameter_schemas, ir.parameters)
+        parameters = {k: _stringify(v) for k, v in shown.items()}
+    description = stack.description or "No description"
+    return StackRecord(
+        id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
+        status=stack.status, status_reason=stack.status_reason, description=description,
+        template_description=description, parameters=parameters,
+        outputs=None if stack.deleted_at else (stack.outputs or []),
+        tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
+        timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
+        updated_at=stack.updated_at, deleted_at=stack.deleted_at, parent=stack.owner_id)
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
 
 
 @dataclasses.dataclass(frozen=True)

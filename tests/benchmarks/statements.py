@@ -20,10 +20,11 @@ from engine.db import migration
 from engine.db.models import Stack
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import StackLimits, StackService
+from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
 from tests.functional.conftest import fresh_database
+from tests.unit.stack_api import StackApi
 
 
 @contextlib.contextmanager
@@ -48,7 +49,7 @@ def count_statements(template: str, changed: str, kind: str | None) -> dict[str,
         registry = ResourceTypeRegistry.load()
         # Shapes far larger than a stack may hold by default.
         budget.configure(dataclasses.replace(budget.limits(), max_resources_per_stack=100000))
-        stacks = StackService(db, registry, StackLimits(), utcnow)
+        stacks = StackApi(db, registry, StackLimits(), utcnow)
         tenant = TenantService(db, utcnow).create_tenant(f"t{uuid.uuid4().hex[:6]}")
         ctx = RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
         loop = WorkerLoop(db, registry, WorkerSettings(idle_poll_seconds=0.0), host="bench")

@@ -1,5 +1,5 @@
 """What the service and worker tests share: a migrated SQLite file, an injected clock
-(nothing sleeps; a test moves time), the installed types, a StackService and a tenant."""
+(nothing sleeps; a test moves time), the installed types, the stack services and a tenant."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import migration
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import StackLimits, StackService
+from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
+from tests.unit.stack_api import StackApi
 
 
 class Clock:
@@ -65,8 +66,8 @@ def release(db: Database) -> Iterator[threading.Event]:
 
 
 @pytest.fixture
-def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, registry, StackLimits(), clock)
+def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackApi:
+    return StackApi(db, registry, StackLimits(), clock)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import falcon
 from engine.api import views
 from engine.api.requests import base_url, context, integer, multi, sort_dir
 from engine.errors import NoEventsFound
-from engine.services.stacks import EVENT_FILTERS, EventQuery, StackService
+from engine.services.events import EVENT_FILTERS, EventQuery, StackEvents
 
 
 def _query(req: falcon.Request) -> EventQuery:
@@ -27,13 +27,13 @@ def _nested_depth(req: falcon.Request) -> int:
 
 
 class EventCollection:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, events: StackEvents) -> None:
+        self._events = events
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         depth = _nested_depth(req)
-        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
+        records = self._events.list_events(context(req), stack_name, stack_id, _query(req),
                                            nested_depth=depth)
         base = base_url(req, tenant_id)
         resp.media = {"events": [views.event(base, stack_name, stack_id, e, detail=False,
@@ -42,13 +42,13 @@ class EventCollection:
 
 
 class ResourceEventCollection:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, events: StackEvents) -> None:
+        self._events = events
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
         depth = _nested_depth(req)
-        records = self._stacks.list_events(context(req), stack_name, stack_id, _query(req),
+        records = self._events.list_events(context(req), stack_name, stack_id, _query(req),
                                            resource_name=resource_name)
         if not records:
             raise NoEventsFound(resource_name=resource_name)
@@ -59,12 +59,12 @@ class ResourceEventCollection:
 
 
 class EventItem:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, events: StackEvents) -> None:
+        self._events = events
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str, event_id: str) -> None:
-        record = self._stacks.get_event(context(req), stack_name, stack_id, resource_name,
+        record = self._events.get_event(context(req), stack_name, stack_id, resource_name,
                                         event_id)
         resp.media = {"event": views.event(base_url(req, tenant_id), stack_name, stack_id,
                                            record, detail=True)}

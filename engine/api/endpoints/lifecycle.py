@@ -8,20 +8,23 @@ from __future__ import annotations
 import falcon
 
 from engine.api.requests import context
+from engine.services.events import StackEvents
 from engine.services.lifecycle import LifecycleService
-from engine.services.stacks import StackService
+from engine.services.stack_reads import StackReads
 
 
 class StackLifecycle:
-    def __init__(self, stacks: StackService, lifecycle: LifecycleService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads, events: StackEvents,
+                 lifecycle: LifecycleService) -> None:
+        self._reads = reads
+        self._events = events
         self._lifecycle = lifecycle
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         ctx = context(req)
-        stack = self._stacks.get(ctx, stack_name, stack_id)  # 404 for another tenant's
+        stack = self._reads.get(ctx, stack_name, stack_id)  # 404 for another tenant's
         resp.media = {"lifecycle": {
             "plugins": self._lifecycle.describe(stack.id),
-            "calls": self._stacks.lifecycle_calls(ctx, stack_name, stack_id),
+            "calls": self._events.lifecycle_calls(ctx, stack_name, stack_id),
         }}

@@ -30,7 +30,7 @@ import falcon
 
 from engine.api import middleware
 from engine.api.requests import base_url, context
-from engine.services.stacks import StackService
+from engine.services.stack_reads import StackReads
 from engine.services.tenants import TenantService
 
 ARN_SINK_PREFIX = r"^/v1/(?P<tenant_id>[^/]+)/stacks/(?P<arn>arn:.*)$"
@@ -64,8 +64,8 @@ def parse_arn(text: str) -> StackArn | None:
 class ArnLookup:
     """The sink: every method Heat routes to lookup gets a 302; others a 405."""
 
-    def __init__(self, stacks: StackService, tenants: TenantService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads, tenants: TenantService) -> None:
+        self._reads = reads
         # Falcon skips resource middleware for sinks: authenticate here, with the same code.
         self._authenticate = middleware.Authenticate(tenants)
 
@@ -80,7 +80,7 @@ class ArnLookup:
             raise falcon.HTTPMethodNotAllowed(METHODS)
         parsed = parse_arn(arn)
         if parsed is None:
-            name, stack_id = self._stacks.lookup(context(req), arn)
+            name, stack_id = self._reads.lookup(context(req), arn)
             parsed = StackArn(tenant_id, name, stack_id, "")
         location = (f"{base_url(req, quote(parsed.tenant_id, safe=''))}/stacks/"
                     f"{quote(parsed.stack_name, safe='')}/{quote(parsed.stack_id, safe='')}"

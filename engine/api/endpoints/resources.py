@@ -14,7 +14,7 @@ from engine.api.requests import (
     multi,
     signal_details,
 )
-from engine.services.stacks import StackService
+from engine.services.resources import StackResources
 
 
 def _json_null(resp: falcon.Response) -> None:
@@ -24,47 +24,48 @@ def _json_null(resp: falcon.Response) -> None:
 
 
 class ResourceCollection:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, resources: StackResources) -> None:
+        self._resources = resources
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         filters = multi(req)
         detail = flag(req, "with_detail")
-        records = self._stacks.list_resources(context(req), stack_name, stack_id, filters,
-                                              with_attributes=detail,
-                                              nested_depth=integer(req, "nested_depth") or 0)
+        records = self._resources.list_resources(context(req), stack_name, stack_id, filters,
+                                                 with_attributes=detail,
+                                                 nested_depth=integer(req, "nested_depth") or 0)
         base = base_url(req, tenant_id)
         resp.media = {"resources": [views.resource(base, stack_name, stack_id, r, detail=detail)
                                     for r in records]}
 
 
 class ResourceItem:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, resources: StackResources) -> None:
+        self._resources = resources
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
-        record = self._stacks.get_resource(context(req), stack_name, stack_id, resource_name,
-                                           req.get_param_as_list("with_attr") or ())
+        record = self._resources.get_resource(context(req), stack_name, stack_id,
+                                              resource_name,
+                                              req.get_param_as_list("with_attr") or ())
         resp.media = {"resource": views.resource(base_url(req, tenant_id), stack_name, stack_id,
                                                  record, detail=True)}
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                  stack_name: str, stack_id: str, resource_name: str) -> None:
         """Mark-unhealthy; ``resource_name`` may also be the physical resource id."""
-        self._stacks.mark_unhealthy(context(req), stack_name, stack_id, resource_name,
-                                    json_body(req))
+        self._resources.mark_unhealthy(context(req), stack_name, stack_id, resource_name,
+                                       json_body(req))
         _json_null(resp)
 
 
 class ResourceMetadata:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, resources: StackResources) -> None:
+        self._resources = resources
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, resource_name: str) -> None:
-        resp.media = {"metadata": self._stacks.resource_metadata(
+        resp.media = {"metadata": self._resources.resource_metadata(
             context(req), stack_name, stack_id, resource_name)}
 
 
@@ -74,11 +75,11 @@ class ResourceSignal:
 
     accepts_signal_tokens = True
 
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, resources: StackResources) -> None:
+        self._resources = resources
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                 stack_name: str, stack_id: str, resource_name: str) -> None:
         details = signal_details(req)
-        self._stacks.signal(context(req), stack_name, stack_id, resource_name, details)
+        self._resources.signal(context(req), stack_name, stack_id, resource_name, details)
         _json_null(resp)

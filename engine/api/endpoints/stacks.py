@@ -18,7 +18,9 @@ from engine.api.requests import (
     tags,
 )
 from engine.errors import GlobalTenantForbidden
-from engine.services.stacks import StackQuery, StackService
+from engine.services.stack_dry_runs import StackDryRuns
+from engine.services.stack_reads import StackQuery, StackReads
+from engine.services.stack_writes import StackWrites
 
 LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_deleted",
                 "show_nested", "show_hidden", "global_tenant", "tags", "tags_any",
@@ -26,8 +28,9 @@ LIST_CONTROL = {"limit", "marker", "sort_keys", "sort_dir", "with_count", "show_
 
 
 class StackCollection:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads, writes: StackWrites) -> None:
+        self._reads = reads
+        self._writes = writes
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
@@ -45,7 +48,7 @@ class StackCollection:
             sort_dir=sort_dir(req), all_tenants=all_tenants,
             tags=tags(req, "tags"), tags_any=tags(req, "tags_any"),
             not_tags=tags(req, "not_tags"), not_tags_any=tags(req, "not_tags_any"))
-        records, total = self._stacks.list_stacks(ctx, query)
+        records, total = self._reads.list_stacks(ctx, query)
         base = base_url(req, tenant_id)
         body: dict[str, Any] = {"stacks": [
             views.stack_summary(base, r, with_project=ctx.is_admin) for r in records]}
@@ -59,7 +62,7 @@ class StackCollection:
         resp.media = body
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
-        record = self._stacks.create(context(req), json_body(req))
+        record = self._writes.create(context(req), json_body(req))
         href = views.stack_url(base_url(req, tenant_id), record.name, record.id)
         resp.status = falcon.HTTP_201
         resp.location = href
@@ -69,12 +72,12 @@ class StackCollection:
 class StackDetailCollection:
     """``GET /stacks/detail``: the list keys of every stack, no paging (as Heat)."""
 
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
-        records, _ = self._stacks.list_stacks(ctx, StackQuery())
+        records, _ = self._reads.list_stacks(ctx, StackQuery())
         base = base_url(req, tenant_id)
         resp.media = {"stacks": [views.stack_summary(base, r, with_project=False)
                                  for r in records]}
@@ -83,13 +86,13 @@ class StackDetailCollection:
 class StackLookup:
     """``/stacks/{name_or_id}[/sub]`` for every method -> 302 to the canonical URL."""
 
-    def __init__(self, stacks: StackService, suffix: str = "") -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads, suffix: str = "") -> None:
+        self._reads = reads
         self._suffix = suffix
 
     def _redirect(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                   stack_name: str) -> None:
-        name, stack_id = self._stacks.lookup(context(req), stack_name)
+        name, stack_id = self._reads.lookup(context(req), stack_name)
         location = views.stack_url(base_url(req, tenant_id), name, stack_id) + self._suffix
         if req.query_string:
             location += f"?{req.query_string}"
@@ -104,12 +107,12 @@ class StackPreview:
     lifecycle plugin's dry-run verdict. Other methods treat ``preview`` as a stack name,
     as Heat's routes do (they match this path for POST only)."""
 
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
-        self._lookup = StackLookup(stacks)
+    def __init__(self, dry_runs: StackDryRuns, reads: StackReads) -> None:
+        self._dry_runs = dry_runs
+        self._lookup = StackLookup(reads)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
-        preview = self._stacks.preview(context(req), json_body(req))
+        preview = self._dry_runs.preview(context(req), json_body(req))
         resp.media = {"stack": views.stack_preview(base_url(req, tenant_id), preview)}
 
     def _named_preview(self, req: falcon.Request, resp: falcon.Response,
@@ -120,29 +123,30 @@ class StackPreview:
 
 
 class StackItem:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads, writes: StackWrites) -> None:
+        self._reads = reads
+        self._writes = writes
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        record = self._stacks.get(context(req), stack_name, stack_id)
+        record = self._reads.get(context(req), stack_name, stack_id)
         resp.media = {"stack": views.stack_detail(
             base_url(req, tenant_id), record,
             resolve_outputs=flag(req, "resolve_outputs", default=True))}
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        self._stacks.update(context(req), stack_name, stack_id, json_body(req), patch=False)
+        self._writes.update(context(req), stack_name, stack_id, json_body(req), patch=False)
         resp.status = falcon.HTTP_202
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                  stack_name: str, stack_id: str) -> None:
-        self._stacks.update(context(req), stack_name, stack_id, json_body(req), patch=True)
+        self._writes.update(context(req), stack_name, stack_id, json_body(req), patch=True)
         resp.status = falcon.HTTP_202
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                   stack_name: str, stack_id: str) -> None:
-        self._stacks.delete(context(req), stack_name, stack_id)
+        self._writes.delete(context(req), stack_name, stack_id)
         resp.status = falcon.HTTP_204
 
 
@@ -152,8 +156,8 @@ class StackUpdatePreview:
     verdict; nothing is stored. The worker's decision function is handed to the service
     here, because the service layer may not import the worker."""
 
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, dry_runs: StackDryRuns) -> None:
+        self._dry_runs = dry_runs
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
@@ -166,54 +170,54 @@ class StackUpdatePreview:
     def _preview(self, req: falcon.Request, resp: falcon.Response, stack_name: str,
                  stack_id: str, *, patch: bool) -> None:
         flag(req, "show_nested")  # checked as Heat checks it; Kiln has no nested stacks
-        preview = self._stacks.preview_update(context(req), stack_name, stack_id,
-                                              json_body(req), patch=patch)
+        preview = self._dry_runs.preview_update(context(req), stack_name, stack_id,
+                                                json_body(req), patch=patch)
         resp.media = views.update_preview(preview)
 
 
 class StackTemplate:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        resp.media = self._stacks.get_template(context(req), stack_name, stack_id)
+        resp.media = self._reads.get_template(context(req), stack_name, stack_id)
 
 
 class StackEnvironment:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        resp.media = self._stacks.get_environment(context(req), stack_name, stack_id)
+        resp.media = self._reads.get_environment(context(req), stack_name, stack_id)
 
 
 class StackFiles:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        resp.media = self._stacks.get_files(context(req), stack_name, stack_id)
+        resp.media = self._reads.get_files(context(req), stack_name, stack_id)
 
 
 class OutputCollection:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        outputs = self._stacks.list_outputs(context(req), stack_name, stack_id)
+        outputs = self._reads.list_outputs(context(req), stack_name, stack_id)
         resp.media = {"outputs": [{"output_key": o["output_key"],
                                    "description": o["description"]} for o in outputs]}
 
 
 class OutputItem:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, reads: StackReads) -> None:
+        self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str, output_key: str) -> None:
-        resp.media = {"output": self._stacks.get_output(context(req), stack_name, stack_id,
-                                                        output_key)}
+        resp.media = {"output": self._reads.get_output(context(req), stack_name, stack_id,
+                                                       output_key)}

@@ -12,7 +12,7 @@ import falcon
 from engine.api import views
 from engine.api.requests import context, flag, json_body
 from engine.errors import BadRequest
-from engine.services.stacks import StackService
+from engine.services.stack_dry_runs import StackDryRuns
 
 # The error codes Heat lets a validate ignore: 99001 is a resource's service being
 # unavailable, which Kiln never reports, so ignoring it changes nothing.
@@ -20,8 +20,8 @@ IGNORABLE_ERRORS = frozenset({"99001"})
 
 
 class TemplateValidate:
-    def __init__(self, stacks: StackService) -> None:
-        self._stacks = stacks
+    def __init__(self, dry_runs: StackDryRuns) -> None:
+        self._dry_runs = dry_runs
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         # Accepted for heatclient's sake: Kiln has no nested stacks to show.
@@ -31,4 +31,4 @@ class TemplateValidate:
         if unknown:
             raise BadRequest(reason=f"Invalid codes in ignore_errors: {unknown}")
         resp.media = views.template_validation(
-            self._stacks.validate(context(req), json_body(req)))
+            self._dry_runs.validate(context(req), json_body(req)))

@@ -72,7 +72,7 @@ class ResourceTypesList(KilnLister):
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         return (("name", "support_status", "distribution", "version", "entry_point"),
                 [(t.name, t.support_status, t.distribution, t.version, t.entry_point)
-                 for t in self.kiln.stacks.installed_resource_types()])
+                 for t in self.kiln.resource_types.installed_resource_types()])
 
 
 COMMANDS: dict[str, type[Command]] = {

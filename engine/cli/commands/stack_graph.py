@@ -130,7 +130,8 @@ class StackGraph(KilnLister):
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         ref = self.stack_ref(parsed_args)
-        records = self.kiln.operator.stacks.list_resources(ref.context(), ref.name, ref.id, {})
+        records = self.kiln.stack_resources.list_resources(ref.context(), ref.name, ref.id,
+                                                           {})
         requires: dict[str, list[str]] = {r.name: [] for r in records}
         for record in records:
             for dependent in record.required_by:

@@ -23,8 +23,9 @@ from engine.cli.base import (
     when,
 )
 from engine.cli.follow import Follower
+from engine.services.events import EventQuery
 from engine.services.operator import STACK_ORDERS, OperationRecord, StackFilter
-from engine.services.stacks import EventQuery
+from engine.vocabulary import Status
 
 LIST_FIELDS = ("id", "name", "tenant", "action", "status", "status_reason", "created_at",
                "updated_at", "last_change")
@@ -135,10 +136,10 @@ class StackShow(KilnShowOne):
         ref = self.stack_ref(parsed_args)
         ctx = ref.context()
         stack = operator.stack(ref)
-        resources = operator.stacks.list_resources(ctx, ref.name, ref.id, {})
-        events = operator.stacks.list_events(ctx, ref.name, ref.id,
-                                             EventQuery(limit=parsed_args.events))
-        calls = operator.stacks.lifecycle_calls(ctx, ref.name, ref.id)
+        resources = self.kiln.stack_resources.list_resources(ctx, ref.name, ref.id, {})
+        events = self.kiln.stack_events.list_events(ctx, ref.name, ref.id,
+                                                    EventQuery(limit=parsed_args.events))
+        calls = self.kiln.stack_events.lifecycle_calls(ctx, ref.name, ref.id)
         fields: dict[str, Any] = {
             "id": stack.id, "name": stack.name, "tenant_id": ref.tenant_id,
             "tenant": ref.tenant_name, "action": stack.action, "status": stack.status,
@@ -181,7 +182,7 @@ class StackResources(KilnLister):
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         ref = self.stack_ref(parsed_args)
         filters = {"status": parsed_args.status} if parsed_args.status else {}
-        records = self.kiln.operator.stacks.list_resources(
+        records = self.kiln.stack_resources.list_resources(
             ref.context(), ref.name, ref.id, filters, nested_depth=parsed_args.nested_depth)
         fields = (*RESOURCE_FIELDS, "stack") if parsed_args.nested_depth else RESOURCE_FIELDS
         rows = [resource_row(r) for r in records]
@@ -217,20 +218,19 @@ class StackEvents(KilnLister):
         if not parsed_args.follow:
             return super().run(parsed_args)
         ref = self.stack_ref(parsed_args)
-        follower = Follower(self.kiln.operator, ref, sys.stdout,
+        follower = Follower(self.kiln.operator, self.kiln.stack_events, ref, sys.stdout,
                             as_json=parsed_args.formatter == "json",
                             is_tty=sys.stdout.isatty(), interval=parsed_args.interval,
                             render=event_row, line=event_line)
         status = follower.run(parsed_args.limit, parsed_args.nested_depth)
-        return 1 if status == "FAILED" else 0
+        return 1 if status == Status.FAILED else 0
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         ref = self.stack_ref(parsed_args)
-        stacks = self.kiln.operator.stacks
-        events = stacks.list_events(ref.context(), ref.name, ref.id,
-                                    EventQuery(limit=parsed_args.limit),
-                                    resource_name=parsed_args.resource,
-                                    nested_depth=parsed_args.nested_depth)
+        events = self.kiln.stack_events.list_events(ref.context(), ref.name, ref.id,
+                                                    EventQuery(limit=parsed_args.limit),
+                                                    resource_name=parsed_args.resource,
+                                                    nested_depth=parsed_args.nested_depth)
         fields = (*EVENT_FIELDS, "stack") if parsed_args.nested_depth else EVENT_FIELDS
         rows = [event_row(e) for e in reversed(events)]
         return fields, [tuple(row[f] for f in fields) for row in rows]
@@ -249,7 +249,7 @@ class StackTemplate(KilnCommand):
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
         ref = self.stack_ref(parsed_args)
-        template = self.kiln.operator.stacks.get_template(ref.context(), ref.name, ref.id)
+        template = self.kiln.stack_reads.get_template(ref.context(), ref.name, ref.id)
         if parsed_args.json:
             print(json.dumps(template, indent=2))
         else:

@@ -16,11 +16,12 @@ from engine.db.models import Operation, Step
 from engine.db.session import Database
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import StackLimits, StackService
+from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.worker.step import StepRunner
 from tests.functional.conftest import fresh_database
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import create, run
 from tests.unit.worker.test_plugpoints import Gate, Recording, loaded
 from tests.unit.worker.test_poison import PLAIN, REQUEST, operation_of, plan, step_of, worker
@@ -50,7 +51,7 @@ def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
             tenant = TenantService(db, clock).create_tenant("t")
             ctx = RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id,
                                  role=ADMIN_ROLE, request_id=REQUEST)
-            stacks = StackService(db, types, StackLimits(), clock)
+            stacks = StackApi(db, types, StackLimits(), clock)
 
             # A step that failed on a bug while another worker claimed it (the first
             # one's lease had lapsed): the new holder keeps it.

@@ -9,7 +9,7 @@ import pytest
 from engine.context import RequestContext
 from engine.db.session import Database
 from engine.db.wakeup import work_written
-from engine.services.stacks import StackService
+from tests.unit.stack_api import StackApi
 
 NONE = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
 
@@ -36,7 +36,7 @@ def test_a_commit_that_wrote_work_fires_the_signal_and_a_rollback_does_not(
 
 
 def test_a_stack_request_wakes_the_worker_beside_the_api(
-        db: Database, stacks: StackService, ctx: RequestContext) -> None:
+        db: Database, stacks: StackApi, ctx: RequestContext) -> None:
     db.work.wait(0)
     stacks.create(ctx, {"stack_name": "s", "template": NONE})
     assert db.work.wait(0)

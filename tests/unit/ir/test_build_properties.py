@@ -32,7 +32,7 @@ REGISTRY = ResourceTypeRegistry.load()
 
 
 def build_case(case: Case, *, require_all: bool = True) -> ResolvedStack:
-    """What ``StackService._propose`` does before anything is stored."""
+    """What ``Proposals.propose`` does before anything is stored."""
     hot = load(document(case.body()), case.files)
     environment = request_environment({"parameters": case.parameters},
                                       {n: s.type for n, s in hot.parameters.items()})

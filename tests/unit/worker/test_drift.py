@@ -1,5 +1,5 @@
 """Check and converge in the engine, for any type that observes its backend: a SQLite
-file, the real StackService and WorkerLoop, and a type whose backend is an in-memory
+file, the real stack services and WorkerLoop, and a type whose backend is an in-memory
 service handed to it through ``Runtime.service`` (the path the AWS client factory
 takes)."""
 
@@ -16,8 +16,10 @@ from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
 from engine.schema import INTEGER, STRING, Property
+from engine.services.events import EventQuery
+from engine.services.proposals import StackLimits
 from engine.services.stack_actions import StackActions
-from engine.services.stacks import EventQuery, StackLimits, StackService
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, run, worker
 
 
@@ -83,22 +85,22 @@ def lamp_registry(registry: ResourceTypeRegistry, lamps: Lamps) -> ResourceTypeR
 
 @pytest.fixture
 def lamp_stacks(db: Database, lamp_registry: ResourceTypeRegistry, clock: Clock
-                ) -> StackService:
-    return StackService(db, lamp_registry, StackLimits(), clock)
+                ) -> StackApi:
+    return StackApi(db, lamp_registry, StackLimits(), clock)
 
 
 def _settle(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> None:
     run(worker(db, registry, clock), ticks=20)
 
 
-def _resources(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def _resources(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
                ) -> dict[str, tuple[str, str, Any]]:
     return {r.name: (f"{r.action}_{r.status}", r.status_reason, r.drift)
             for r in stacks.list_resources(ctx, name, stack_id, {})}
 
 
 def test_a_check_records_drift_masked_and_fails_what_is_gone(
-        db: Database, lamp_registry: ResourceTypeRegistry, lamp_stacks: StackService,
+        db: Database, lamp_registry: ResourceTypeRegistry, lamp_stacks: StackApi,
         lamps: Lamps, clock: Clock, ctx: RequestContext) -> None:
     record = lamp_stacks.create(ctx, {"stack_name": "lamps", "template": TEMPLATE})
     _settle(db, lamp_registry, clock)
@@ -124,7 +126,7 @@ def test_a_check_records_drift_masked_and_fails_what_is_gone(
 
 
 def test_converge_puts_drift_back_and_leaves_the_rest_alone(
-        db: Database, lamp_registry: ResourceTypeRegistry, lamp_stacks: StackService,
+        db: Database, lamp_registry: ResourceTypeRegistry, lamp_stacks: StackApi,
         lamps: Lamps, clock: Clock, ctx: RequestContext) -> None:
     record = lamp_stacks.create(ctx, {"stack_name": "lamps", "template": TEMPLATE})
     _settle(db, lamp_registry, clock)

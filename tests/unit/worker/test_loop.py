@@ -9,9 +9,11 @@ from engine.context import RequestContext
 from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackLimits, StackService
+from engine.services.events import EventQuery
+from engine.services.proposals import StackLimits
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 
 WAITING = """\
 heat_template_version: 2018-08-31
@@ -43,13 +45,13 @@ def run(loop: WorkerLoop, ticks: int = 10) -> None:
         loop.run_once()
 
 
-def create(stacks: StackService, ctx: RequestContext, template: str) -> tuple[str, str]:
+def create(stacks: StackApi, ctx: RequestContext, template: str) -> tuple[str, str]:
     record = stacks.create(ctx, {"stack_name": "s", "template": template})
     return record.name, record.id
 
 
 def test_a_dead_workers_step_is_resumed_from_its_token(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
     first = worker(db, registry, clock)
@@ -77,7 +79,7 @@ def test_a_dead_workers_step_is_resumed_from_its_token(
 
 
 def test_a_worker_that_lost_its_lease_cannot_overwrite(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
     # No heartbeat before its next poll: it will try to write with a lease it lost.
@@ -98,7 +100,7 @@ def test_a_worker_that_lost_its_lease_cannot_overwrite(
 
 
 def test_parallel_steps_are_bounded_and_hold_no_threads(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WIDE)
     loop = worker(db, registry, clock, max_parallel_steps=4)
@@ -114,7 +116,7 @@ def test_parallel_steps_are_bounded_and_hold_no_threads(
 
 
 def test_graceful_stop_hands_steps_back_at_once(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
     leaving = worker(db, registry, clock)
@@ -141,7 +143,7 @@ def test_a_plugin_that_raises_fails_its_resource_not_the_worker(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
     types = {name: registry.get(name) for name in registry.names()}
     with_exploding = ResourceTypeRegistry({**types, "Test::Exploding": Exploding})
-    stacks = StackService(db, with_exploding, StackLimits(), clock)
+    stacks = StackApi(db, with_exploding, StackLimits(), clock)
     template = ("heat_template_version: 2018-08-31\nresources:\n"
                 "  bad: {type: 'Test::Exploding'}\n  fine: {type: OS::Heat::None}\n")
     name, stack_id = create(stacks, ctx, template)
@@ -165,10 +167,10 @@ def test_deleting_a_stack_whose_type_was_uninstalled_fails_only_that_type(
     before = ResourceTypeRegistry({**types, "Test::Gone": types["OS::Heat::None"]})
     template = ("heat_template_version: 2018-08-31\nresources:\n"
                 "  gone: {type: 'Test::Gone'}\n  kept: {type: OS::Heat::None}\n")
-    name, stack_id = create(StackService(db, before, StackLimits(), clock), ctx, template)
+    name, stack_id = create(StackApi(db, before, StackLimits(), clock), ctx, template)
     run(worker(db, before, clock))
 
-    after = StackService(db, registry, StackLimits(), clock)
+    after = StackApi(db, registry, StackLimits(), clock)
     after.delete(ctx, name, stack_id)
     loop = worker(db, registry, clock)
     run(loop)
@@ -201,7 +203,7 @@ def test_a_step_is_looked_at_when_its_type_says_it_will_be_done(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext) -> None:
     types = {name: registry.get(name) for name in registry.names()}
     timed = ResourceTypeRegistry({**types, "Test::Timed": Timed})
-    stacks = StackService(db, timed, StackLimits(), clock)
+    stacks = StackApi(db, timed, StackLimits(), clock)
     name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
                                          "  t: {type: 'Test::Timed'}\n")
     loop = worker(db, timed, clock, max_step_poll_seconds=0.5)
@@ -221,7 +223,7 @@ def test_a_step_is_looked_at_when_its_type_says_it_will_be_done(
 
 
 def test_type_concurrency_bounds_the_steps_of_one_type(
-        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WIDE + "  other: {type: OS::Heat::None}\n")
     loop = worker(db, registry, clock, type_concurrency={"OS::Heat::TestResource": 3})

@@ -18,9 +18,9 @@ from engine.db import queries
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.records import StackRecord
-from engine.services.stacks import StackService
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 
 LIMIT = 10
 
@@ -73,7 +73,7 @@ def loop(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> WorkerLo
     return worker
 
 
-def settle(loop: WorkerLoop, clock: Clock, stacks: StackService, ctx: RequestContext,
+def settle(loop: WorkerLoop, clock: Clock, stacks: StackApi, ctx: RequestContext,
            record: StackRecord) -> StackRecord:
     """Run the worker, a second of the clock per round, until the stack has settled."""
     for _ in range(200):
@@ -91,7 +91,7 @@ def tree_total(db: Database, stack_id: str) -> int:
 
 
 def test_a_group_of_groups_past_the_limit_fails_with_heats_message(
-        db: Database, stacks: StackService, ctx: RequestContext, loop: WorkerLoop,
+        db: Database, stacks: StackApi, ctx: RequestContext, loop: WorkerLoop,
         clock: Clock) -> None:
     # 1 + 3 + 3 * 3 = 13 resources; each group alone is well within 10. The third
     # inner group would bring the tree from 10 to 13.
@@ -106,7 +106,7 @@ def test_a_group_of_groups_past_the_limit_fails_with_heats_message(
 
 
 def test_a_tree_at_the_limit_is_created(
-        db: Database, stacks: StackService, ctx: RequestContext, loop: WorkerLoop,
+        db: Database, stacks: StackApi, ctx: RequestContext, loop: WorkerLoop,
         clock: Clock) -> None:
     record = stacks.create(ctx, {"stack_name": "s", "template": group_of_groups(3, 2)})
 
@@ -117,7 +117,7 @@ def test_a_tree_at_the_limit_is_created(
 
 
 def test_an_update_counts_the_childs_resources_as_its_new_templates(
-        db: Database, stacks: StackService, ctx: RequestContext, loop: WorkerLoop,
+        db: Database, stacks: StackApi, ctx: RequestContext, loop: WorkerLoop,
         clock: Clock) -> None:
     record = stacks.create(ctx, {"stack_name": "s", "template": stack_of(5)})
     assert settle(loop, clock, stacks, ctx, record).status == "COMPLETE"

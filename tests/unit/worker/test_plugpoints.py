@@ -1,4 +1,4 @@
-"""Lifecycle plugins around real operations: a SQLite file, the real StackService and a
+"""Lifecycle plugins around real operations: a SQLite file, the real stack services and a
 real WorkerLoop with an injected clock, and small plugins that record how they were called.
 
 The order of calls, what a denial or a failure leaves behind, post-ops that always happen
@@ -24,9 +24,10 @@ from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackService
+from engine.services.events import EventQuery
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, create, run
 
 TEMPLATE = """\
@@ -156,14 +157,14 @@ def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
     return loop
 
 
-def timeline(stacks: StackService, ctx: RequestContext, name: str, stack_id: str) -> list[str]:
+def timeline(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str) -> list[str]:
     """Every event of the stack, oldest first, in a few words."""
     return [f"{e.lifecycle['phase']} {e.lifecycle['plugin']} {e.lifecycle['verdict']}"
             if e.lifecycle else f"{e.resource_name} {e.action}_{e.status}"
             for e in stacks.list_events(ctx, name, stack_id, EventQuery(ascending=True))]
 
 
-def calls(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def calls(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
           ) -> list[tuple[str, str, str, str]]:
     return [(c["plugin"], c["phase"], c["action"], c["verdict"])
             for c in stacks.lifecycle_calls(ctx, name, stack_id)]
@@ -182,7 +183,7 @@ def wait_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
-def status(stacks: StackService, ctx: RequestContext, name: str, stack_id: str) -> str:
+def status(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str) -> str:
     stack = stacks.get(ctx, name, stack_id)
     return f"{stack.action}_{stack.status}"
 
@@ -191,7 +192,7 @@ def status(stacks: StackService, ctx: RequestContext, name: str, stack_id: str) 
 
 
 def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b, c = recorders(log, "a", "b", "c")
     b.pre = lambda action: Warn("second is big")
@@ -227,7 +228,7 @@ def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
 
 
 def test_plugins_see_the_stack_before_and_after_and_who_asked(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     [plugin] = recorders(log, "watch")
     name, stack_id = create(stacks, ctx, TEMPLATE)
@@ -249,7 +250,7 @@ def test_plugins_see_the_stack_before_and_after_and_who_asked(
 
 
 def test_a_denial_fails_the_stack_before_any_resource_is_touched(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b, c = recorders(log, "a", "policy", "c")
     b.pre = deny("second: OS::Heat::TestResource is not allowed")
@@ -277,7 +278,7 @@ def test_a_denial_fails_the_stack_before_any_resource_is_touched(
 
 
 def test_a_pre_op_that_raises_denies_too(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     [buggy] = recorders(log, "buggy")
 
@@ -294,7 +295,7 @@ def test_a_pre_op_that_raises_denies_too(
 
 
 def test_a_failed_resource_gives_every_post_op_a_stack_failure(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b = recorders(log, "a", "b")
     name, stack_id = create(stacks, ctx, FAILING)
@@ -315,7 +316,7 @@ def test_a_failed_resource_gives_every_post_op_a_stack_failure(
 
 
 def test_delete_calls_pre_and_post_ops_with_delete(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b = recorders(log, "a", "b")
     loop = worker(db, types, clock, [loaded(a), loaded(b)])
@@ -341,7 +342,7 @@ def test_delete_calls_pre_and_post_ops_with_delete(
 
 
 def test_a_denied_delete_keeps_the_resources(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     [guard] = recorders(log, "guard")
     guard.pre = lambda action: deny("stack is protected")(action) if action == "DELETE" else None
@@ -361,7 +362,7 @@ def test_a_denied_delete_keeps_the_resources(
 
 
 def test_a_view_that_fails_unexpectedly_shows_the_stored_rows_and_the_delete_goes_on(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], caplog: pytest.LogCaptureFixture) -> None:
     """A bug in building the plugins' view of the template (a walk of a value that
     recursed too deep, once) failed every operation of the stack, its delete included:
@@ -392,7 +393,7 @@ def test_a_view_that_fails_unexpectedly_shows_the_stored_rows_and_the_delete_goe
 
 
 def test_a_post_op_that_raises_does_not_stop_the_others(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b, c = recorders(log, "a", "b", "c")
 
@@ -415,7 +416,7 @@ def test_a_post_op_that_raises_does_not_stop_the_others(
 
 
 def test_a_pre_op_past_its_timeout_fails_the_operation(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     a, slow, c = recorders(log, "a", "slow", "c")
     slow.pre = hang(release)
@@ -433,7 +434,7 @@ def test_a_pre_op_past_its_timeout_fails_the_operation(
 
 
 def test_with_on_timeout_warn_a_slow_pre_op_lets_the_operation_go_on(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     a, slow, c = recorders(log, "a", "slow", "c")
     slow.pre = hang(release)
@@ -450,7 +451,7 @@ def test_with_on_timeout_warn_a_slow_pre_op_lets_the_operation_go_on(
 
 
 def test_a_worker_dying_during_pre_ops_leaves_the_rest_to_the_next_one(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     a, b, c = recorders(log, "a", "b", "c")
     gate = Gate(release)
@@ -491,7 +492,7 @@ def test_a_worker_dying_during_pre_ops_leaves_the_rest_to_the_next_one(
 
 
 def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     a, b, c = recorders(log, "a", "b", "c")
     gate = Gate(release)
@@ -527,7 +528,7 @@ def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
 
 
 def test_a_plugin_gone_from_the_next_worker_is_recorded_as_an_error(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     a, b = recorders(log, "a", "b")
     gate = Gate(release)
@@ -553,7 +554,7 @@ def test_a_plugin_gone_from_the_next_worker_is_recorded_as_an_error(
 
 
 def test_a_new_operation_waits_while_the_previous_one_is_notifying(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     [plugin] = recorders(log, "slow")
     gate = Gate(release)
@@ -590,7 +591,7 @@ def test_a_new_operation_waits_while_the_previous_one_is_notifying(
 
 
 def test_without_plugins_an_operation_never_waits_to_notify(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, TEMPLATE)
     run(worker(db, types, clock, []))
@@ -605,7 +606,7 @@ def test_without_plugins_an_operation_never_waits_to_notify(
 
 
 def test_a_stack_timeout_gives_every_post_op_a_stack_failure(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b = recorders(log, "a", "b")
     template = ("heat_template_version: 2018-08-31\nresources:\n  slow:\n"
@@ -624,7 +625,7 @@ def test_a_stack_timeout_gives_every_post_op_a_stack_failure(
 
 
 def abandon_post_ops(db: Database, types: ResourceTypeRegistry, clock: Clock,
-                     stacks: StackService, ctx: RequestContext, log: list[Entry],
+                     stacks: StackApi, ctx: RequestContext, log: list[Entry],
                      release: threading.Event) -> tuple[str, str, WorkerLoop]:
     """A create whose post-op of "b" hangs in a worker that dies, as two workers did
     before it: the next claim finds the three tries (the default) spent."""
@@ -652,7 +653,7 @@ def abandon_post_ops(db: Database, types: ResourceTypeRegistry, clock: Clock,
 
 
 def test_post_ops_that_keep_failing_are_abandoned_and_free_the_stack(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     name, stack_id, _ = abandon_post_ops(db, types, clock, stacks, ctx, log, release)
     [operation] = operations(db, stack_id)
@@ -665,7 +666,7 @@ def test_post_ops_that_keep_failing_are_abandoned_and_free_the_stack(
 
 
 def test_abandoned_post_ops_release_the_operation_lease(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     _, stack_id, _ = abandon_post_ops(db, types, clock, stacks, ctx, log, release)
     [operation] = operations(db, stack_id)

@@ -29,13 +29,15 @@ from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import Attribute
-from engine.services.stacks import EventQuery, StackLimits, StackService
+from engine.services.events import EventQuery
+from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import WAITING, create, run
 from tests.unit.worker.test_plugpoints import Entry, Gate, Recording, loaded
 
@@ -221,8 +223,8 @@ def types(registry: ResourceTypeRegistry) -> ResourceTypeRegistry:
 
 
 @pytest.fixture
-def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackService:
-    return StackService(db, types, StackLimits(), clock)
+def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackApi:
+    return StackApi(db, types, StackLimits(), clock)
 
 
 def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
@@ -277,7 +279,7 @@ def tick_through_outage(loop: WorkerLoop) -> bool:
     return False
 
 
-def statuses(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def statuses(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
              ) -> dict[str, str]:
     return {r.name: f"{r.action}_{r.status}"
             for r in stacks.list_resources(ctx, name, stack_id, {})}
@@ -292,7 +294,7 @@ def internal_error(subject: str) -> str:
 
 
 def test_a_phase_that_keeps_failing_is_tried_three_times_a_short_wait_apart(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     name, stack_id = create(stacks, ctx, PLAIN)
     loop = worker(db, BuggyRegistry({}), clock)  # the defaults: 3 tries, 0.5 s doubling
@@ -327,7 +329,7 @@ def test_a_phase_that_keeps_failing_is_tried_three_times_a_short_wait_apart(
 
 
 def test_outputs_that_cannot_be_stored_fail_the_stack_and_post_ops_hear_of_it(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     log: list[Entry] = []
     plugins = LifecycleRegistry([loaded(Recording("audit", log))])
@@ -357,7 +359,7 @@ def test_outputs_that_cannot_be_stored_fail_the_stack_and_post_ops_hear_of_it(
 
 
 def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     log: list[Entry] = []
     plugins = BrokenPostOps([loaded(Recording("audit", log))])
@@ -390,7 +392,7 @@ class ConcludeBug(OperationDriver):
 
 
 def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
@@ -416,7 +418,7 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
 
 
 def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, (
         "heat_template_version: 2018-08-31\nresources:\n  k: {type: 'Test::Killing'}\n"
@@ -436,7 +438,7 @@ def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
 
 
 def test_a_phase_cut_short_by_a_graceful_stop_is_not_counted(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, release: threading.Event) -> None:
     gate = Gate(release)
     plugins = LifecycleRegistry([loaded(Recording("slow", [], pre=gate.pre))])
@@ -456,7 +458,7 @@ def test_a_phase_cut_short_by_a_graceful_stop_is_not_counted(
 
 @pytest.mark.parametrize("kind", ["LeavesUnstorableData", "FailingWithUnstorableData"])
 def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, kind: str) -> None:
     cls: type[LeavesUnstorableData] = TYPES[f"Test::{kind}"]  # type: ignore[assignment]
     cls.creates = 0
@@ -495,7 +497,7 @@ def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
 
 
 def test_a_step_that_kills_its_workers_is_failed_and_its_batch_completes(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     names = [f"r{i}" for i in range(5)]
     killer = names[2]
@@ -524,7 +526,7 @@ def test_a_step_that_kills_its_workers_is_failed_and_its_batch_completes(
 
 @pytest.mark.parametrize(("how", "deaths", "looks"), [("kills", 4, 8), ("unstorable", 0, 6)])
 def test_a_step_that_fails_on_its_second_look_ends_after_the_configured_tries(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, how: str, deaths: int, looks: int) -> None:
     # Each claim's first look passes: were it progress, the count would never pass 1.
     FailingSecondLook.how, FailingSecondLook.looks = how, 0
@@ -549,7 +551,7 @@ def test_a_step_that_fails_on_its_second_look_ends_after_the_configured_tries(
 
 
 def test_a_waiting_step_handed_back_by_a_graceful_stop_is_not_counted(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     _, stack_id = create(stacks, ctx, WAITING)
     run(worker(db, types, clock), ticks=3)
@@ -566,7 +568,7 @@ def test_a_waiting_step_handed_back_by_a_graceful_stop_is_not_counted(
 
 
 def test_suspects_are_claimed_together_until_one_more_death_would_leave_no_try_alone(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     _, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
                          + "".join(f"  r{i}: {{type: OS::Heat::None}}\n" for i in range(5)))
@@ -596,7 +598,7 @@ def test_suspects_are_claimed_together_until_one_more_death_would_leave_no_try_a
 
 
 def test_a_round_cut_short_by_a_crash_comes_back_in_one_round(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     names = [f"r{i}" for i in range(6)]
     name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
@@ -612,7 +614,7 @@ def test_a_round_cut_short_by_a_crash_comes_back_in_one_round(
 
 
 def test_a_round_that_takes_longer_than_an_evaluation_hands_the_rest_back_uncounted(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     # Each value reads an attribute that takes 1.5 s; an evaluation may take 2 s.
     SlowToRead.clock = clock
@@ -642,7 +644,7 @@ def test_a_round_that_takes_longer_than_an_evaluation_hands_the_rest_back_uncoun
 
 
 def test_database_outages_do_not_count_against_a_step(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, monkeypatch: pytest.MonkeyPatch) -> None:
     CutByOutage.outage, CutByOutage.outages = Outage(db, monkeypatch), 4
     name, stack_id = create(stacks, ctx, (
@@ -662,7 +664,7 @@ def test_database_outages_do_not_count_against_a_step(
 
 
 def test_database_outages_do_not_count_against_an_operation(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, monkeypatch: pytest.MonkeyPatch) -> None:
     outage = Outage(db, monkeypatch)
     calls: list[Entry] = []
@@ -695,7 +697,7 @@ class TimeOutBug(OperationDriver):
 
 
 def test_giving_up_fails_the_resources_its_steps_were_acting_on(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
     run(worker(db, types, clock), ticks=3)

@@ -1,5 +1,5 @@
 """Rollback of timed-out creates and updates, and its place after the failed operation's
-post-ops: a SQLite file, the real StackService and a real WorkerLoop with an injected
+post-ops: a SQLite file, the real StackApi and a real WorkerLoop with an injected
 clock, so a deadline passes when the test says so and nothing sleeps."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from engine.context import RequestContext
 from engine.db.session import Database
 from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackService
+from engine.services.events import EventQuery
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, run
 from tests.unit.worker.test_plugpoints import (
     Entry,
@@ -89,7 +90,7 @@ resources:
 """
 
 
-def stack_events(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def stack_events(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
                  ) -> list[str]:
     """The stack's own status events, oldest first."""
     return [f"{e.action}_{e.status}: {e.reason}"
@@ -97,14 +98,14 @@ def stack_events(stacks: StackService, ctx: RequestContext, name: str, stack_id:
             if e.resource_name == name and not e.lifecycle]
 
 
-def resources(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def resources(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
               ) -> dict[str, tuple[str, str]]:
     """name: (ACTION_STATUS, physical id)."""
     return {r.name: (f"{r.action}_{r.status}", r.physical_id)
             for r in stacks.list_resources(ctx, name, stack_id, {})}
 
 
-def physical(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def physical(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
              ) -> dict[str, str]:
     return {n: pid for n, (_, pid) in resources(stacks, ctx, name, stack_id).items()}
 
@@ -112,7 +113,7 @@ def physical(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
 # --- a create that times out ----------------------------------------------------------
 
 
-def start_timing_out_create(stacks: StackService, ctx: RequestContext, loop: Any,
+def start_timing_out_create(stacks: StackApi, ctx: RequestContext, loop: Any,
                             clock: Clock, *, disable_rollback: bool) -> tuple[str, str]:
     record = stacks.create(ctx, {"stack_name": "s", "template": CREATE_TIMES_OUT,
                                  "timeout_mins": 1, "disable_rollback": disable_rollback})
@@ -125,7 +126,7 @@ def start_timing_out_create(stacks: StackService, ctx: RequestContext, loop: Any
 
 
 def test_a_timed_out_create_with_rollback_enabled_is_rolled_back(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     loop = worker(db, types, clock, [])
     name, stack_id = start_timing_out_create(stacks, ctx, loop, clock,
@@ -149,7 +150,7 @@ def test_a_timed_out_create_with_rollback_enabled_is_rolled_back(
 
 
 def test_a_timed_out_create_with_rollback_disabled_stays_failed(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     loop = worker(db, types, clock, [])
     name, stack_id = start_timing_out_create(stacks, ctx, loop, clock,
@@ -173,7 +174,7 @@ def test_a_timed_out_create_with_rollback_disabled_stays_failed(
 
 @pytest.mark.parametrize("replace", [True, False], ids=["replacement", "in-place"])
 def test_a_timed_out_update_with_rollback_returns_to_the_previous_resources(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, replace: bool) -> None:
     flag = str(replace).lower()
     record = stacks.create(ctx, {"stack_name": "s", "template": BEFORE % {"replace": flag},
@@ -218,7 +219,7 @@ def test_a_timed_out_update_with_rollback_returns_to_the_previous_resources(
 
 
 def test_a_rollback_is_not_claimed_while_the_failed_create_is_notifying(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, release: threading.Event) -> None:
     log: list[Entry] = []
     [plugin] = recorders(log, "slow")

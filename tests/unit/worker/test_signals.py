@@ -16,10 +16,11 @@ from engine.db.models import ResourceSignal, SignalToken
 from engine.db.session import Database
 from engine.errors import AuthenticationRequired, BadRequest
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import EventQuery, StackService
+from engine.services.events import EventQuery
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import create, worker
 
 WAIT = """\
@@ -52,7 +53,7 @@ def tick(loop: WorkerLoop, clock: Clock, times: int = 5) -> None:
 
 
 @pytest.fixture
-def started(db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackService,
+def started(db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
             ctx: RequestContext) -> tuple[str, str, WorkerLoop]:
     name, stack_id = create(stacks, ctx, WAIT)
     loop = worker(db, registry, clock, api_url=API)
@@ -60,7 +61,7 @@ def started(db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: 
     return name, stack_id, loop
 
 
-def status(stacks: StackService, ctx: RequestContext, name: str, stack_id: str) -> str:
+def status(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str) -> str:
     stack = stacks.get(ctx, name, stack_id)
     return f"{stack.action}_{stack.status}"
 
@@ -73,14 +74,14 @@ def signal_ctx(tenants: TenantService, token: str, ctx: RequestContext, name: st
                           role=principal.role, username=principal.token_id)
 
 
-def attributes(stacks: StackService, ctx: RequestContext, name: str, stack_id: str
+def attributes(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str
                ) -> dict[str, Any]:
     return stacks.get_resource(ctx, name, stack_id, "handle",
                                ["token", "endpoint", "curl_cli", "signal"]).attributes
 
 
 def test_two_signals_sent_with_the_handle_token_complete_the_stack(
-        db: Database, clock: Clock, stacks: StackService, ctx: RequestContext,
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, loop = started
     tenants = TenantService(db, clock)
@@ -112,7 +113,7 @@ def test_two_signals_sent_with_the_handle_token_complete_the_stack(
 
 
 def test_signals_are_rows_of_their_own_and_the_token_is_stored_hashed(
-        db: Database, clock: Clock, stacks: StackService, ctx: RequestContext,
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, _ = started
     token = attributes(stacks, ctx, name, stack_id)["token"]
@@ -135,7 +136,7 @@ def test_signals_are_rows_of_their_own_and_the_token_is_stored_hashed(
 
 
 def test_the_signal_token_authorises_its_own_resource_only(
-        db: Database, clock: Clock, stacks: StackService, ctx: RequestContext,
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, loop = started
     tenants = TenantService(db, clock)
@@ -160,7 +161,7 @@ def test_the_signal_token_authorises_its_own_resource_only(
 
 
 def test_a_failure_signal_fails_the_stack_with_heats_reason(
-        clock: Clock, stacks: StackService, ctx: RequestContext,
+        clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, loop = started
 
@@ -174,7 +175,7 @@ def test_a_failure_signal_fails_the_stack_with_heats_reason(
 
 
 def test_the_wait_times_out_with_heats_reason(
-        clock: Clock, stacks: StackService, ctx: RequestContext,
+        clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, loop = started
     stacks.signal(ctx, name, stack_id, "handle", {"reason": "booted"})
@@ -189,7 +190,7 @@ def test_the_wait_times_out_with_heats_reason(
 
 
 def test_a_malformed_signal_is_refused_and_leaves_nothing(
-        db: Database, stacks: StackService, ctx: RequestContext,
+        db: Database, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, _ = started
 
@@ -203,7 +204,7 @@ def test_a_malformed_signal_is_refused_and_leaves_nothing(
 
 
 def test_an_update_of_count_waits_for_one_more_signal(
-        clock: Clock, stacks: StackService, ctx: RequestContext,
+        clock: Clock, stacks: StackApi, ctx: RequestContext,
         started: tuple[str, str, WorkerLoop]) -> None:
     name, stack_id, loop = started
     for _ in range(2):

@@ -9,8 +9,9 @@ from engine.context import RequestContext
 from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stacks import StackLimits, StackService
+from engine.services.proposals import StackLimits
 from tests.unit.conftest import Clock
+from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import run, worker
 
 # Waits no deadline or datetime could hold (year 33715 and beyond): the outside-in check
@@ -48,7 +49,7 @@ def test_a_wait_past_any_datetime_ends_in_heats_timeout(
         ctx: RequestContext) -> None:
     types = {name: registry.get(name) for name in registry.names()}
     registry = ResourceTypeRegistry({**types, "Test::Distant": Distant})
-    stacks = StackService(db, registry, StackLimits(), clock)
+    stacks = StackApi(db, registry, StackLimits(), clock)
     record = stacks.create(ctx, {"stack_name": "s", "template": ENDLESS, "timeout_mins": 1,
                                  "disable_rollback": True})
     loop = worker(db, registry, clock)

@@ -1,4 +1,4 @@
-"""engine.services.type_catalogue: Heat's filters over the registry, the record of a type,
+"""engine.services.resource_types: Heat's filters over the registry, the record of a type,
 and the name filter's refusal of patterns that backtrack for ever."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from engine.errors import BadRequest, EntityNotFound, Invalid
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import DEPRECATED, STRING, UNSUPPORTED, Attribute, Property, SupportStatus
-from engine.services.type_catalogue import (
+from engine.services.resource_types import (
     MAX_NAME_CHOICES,
     TypeFilters,
     get_type,

@@ -1,4 +1,5 @@
-"""The resource-type catalogue: ``GET /resource_types`` and ``GET /resource_types/{type}``.
+"""The resource-type catalogue: ``GET /resource_types``, ``GET /resource_types/{type}``
+and its ``/template``, and the installed types ``kiln-manage`` lists.
 
 Read from the registry's classes only, never the database. The filters are Heat's
 (``ResourceRegistry.get_types``): ``name`` is a regular expression matched at the start of
@@ -22,6 +23,7 @@ from engine.errors import BadRequest, EntityNotFound, Invalid
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import SUPPORT_STATUSES
+from engine.services import template_info
 from engine.services.records import ResourceTypeRecord
 
 #: More choice points than this in one name filter are refused. A choice point is a
@@ -47,6 +49,27 @@ class TypeFilters:
     name: str | None = None
     version: str | None = None
     support_status: str | None = None
+
+
+class ResourceTypes:
+    def __init__(self, registry: ResourceTypeRegistry) -> None:
+        self._registry = registry
+
+    def list_resource_types(self, filters: TypeFilters) -> list[ResourceTypeRecord]:
+        return list_types(self._registry, filters)
+
+    def installed_resource_types(self) -> list[InstalledType]:
+        return installed_types(self._registry)
+
+    def get_resource_type(self, type_name: str) -> ResourceTypeRecord:
+        return get_type(self._registry, type_name)
+
+    def generate_template(self, type_name: str, template_type: str) -> dict[str, Any]:
+        """``GET /resource_types/<type>/template``: see ``template_info.resource_template``."""
+        cls = self._registry.find(type_name)
+        if cls is None:
+            raise EntityNotFound(entity="Resource Type", name=type_name)
+        return template_info.resource_template(type_name, cls, template_type)
 
 
 def list_types(registry: ResourceTypeRegistry, filters: TypeFilters

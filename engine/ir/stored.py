@@ -1,0 +1,124 @@
+"""The IR of a stored stack: built from the stack's stored definition, once, and shared.
+
+The API's reads (parameters, resource descriptions, metadata), its update checks and the
+worker (the pre-ops' views, the plan, the steps, the outputs) all need the IR of a stack
+as stored. Building one parses and checks the whole template, so every IR built here is
+kept in one bounded LRU cache; ``engine.bootstrap`` builds one :class:`StoredIrs` per
+process, so in ``kiln-all`` the API and the worker share it, and an operation's pre-ops
+and its plan get the same IR object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import threading
+from typing import Any, Protocol
+
+import cachetools
+
+from engine.errors import StackValidationFailed
+from engine.ir.build import (
+    ConstraintLookup,
+    TypeLookup,
+    build_from_document,
+    pseudo_parameters,
+)
+from engine.ir.model import ResolvedStack
+from engine.template.parse import document
+
+IR_CACHE_SIZE = 256
+
+# (stack id, name, tenant id, digest of the definition); see _key.
+Key = tuple[str, str, str, str]
+
+
+class StoredStack(Protocol):
+    """What an IR is built from (a ``Stack`` row and the lifecycle plugins' ``Redefined``
+    both satisfy it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def template(self) -> Any: ...
+    @property
+    def parameters(self) -> Any: ...
+    @property
+    def environment(self) -> Any: ...
+    @property
+    def files(self) -> Any: ...
+    @property
+    def facade(self) -> Any: ...
+
+
+class StoredIrs:
+    """IRs of stored stacks, by definition. Thread-safe: the API serves from many threads
+    and the worker from its operation threads."""
+
+    def __init__(self, lookup: TypeLookup, constraints: ConstraintLookup,
+                 size: int = IR_CACHE_SIZE) -> None:
+        self._lookup = lookup
+        self._constraints = constraints
+        self._cache: cachetools.LRUCache[Key, ResolvedStack] = cachetools.LRUCache(size)
+        self._lock = threading.Lock()  # cachetools' caches are not thread-safe
+
+    def of(self, stack: StoredStack) -> ResolvedStack:
+        """The stack's IR. Raises what building it raises, such as StackValidationFailed
+        for a type uninstalled since the stack was stored; a failure is not kept, so the
+        next call tries again."""
+        key = _key(stack)
+        if key is not None:
+            with self._lock:
+                cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        # Built outside the lock: a large template takes a while, and no other stack's
+        # read should wait for it.
+        ir = self._build(stack)
+        if key is None:
+            return ir
+        with self._lock:
+            # Two threads may have built it at once: both hand out the one kept first.
+            return self._cache.setdefault(key, ir)
+
+    def if_valid(self, stack: StoredStack) -> ResolvedStack | None:
+        """The stack's IR, or None when it no longer validates (a type uninstalled since):
+        reads show such a stack without its schema."""
+        try:
+            return self.of(stack)
+        except StackValidationFailed:
+            return None
+
+    def _build(self, stack: StoredStack) -> ResolvedStack:
+        # The stored object, not the text: it was validated with its lines when accepted,
+        # and parsing JSON is far cheaper than parsing YAML.
+        return build_from_document(document(stack.template), stack.parameters,
+                                   pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                                   self._lookup, files=stack.files,
+                                   constraints=self._constraints, facade=stack.facade,
+                                   environment=stack.environment)
+
+
+def _key(stack: StoredStack) -> Key | None:
+    """Everything the IR is built from: the pseudo parameters' id, name and tenant, and a
+    digest of the definition (template, parameters, environment, files and, for a nested
+    stack, the facade). None when the definition cannot be serialised (not a stored one):
+    such a stack is built every time.
+
+    Not the stack's ``updated_at``: the definition does not always change with it. An
+    update request stores the new files at once but the new template only when a worker
+    plans the update (``OperationDriver._plan``), and each side writes ``updated_at`` from
+    its own clock, so two definitions may share one time (as they do under a test clock).
+    Pickled rather than JSON-encoded because a pickle loads back to what was dumped, so
+    one digest is never two definitions (JSON writes a key 1 and a key "1" alike)."""
+    definition = (stack.template, stack.parameters, stack.environment, stack.files,
+                  stack.facade)
+    try:
+        data = pickle.dumps(definition, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return stack.id, stack.name, stack.tenant_id, hashlib.sha256(data).hexdigest()

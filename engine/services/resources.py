@@ -1,0 +1,158 @@
+"""A stack's resources: the list, one resource, its metadata, mark-unhealthy and signals
+(the rules of the last three are ``resource_requests``'s)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.models import Resource
+from engine.db.session import Database
+from engine.errors import ActionInProgress, EntityNotFound, InvalidFilter, ResourceNotFound
+from engine.ir.build import pseudo_parameters
+from engine.ir.model import ResolvedStack
+from engine.ir.stored import StoredIrs
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services import listing, resource_requests
+from engine.services.attributes import read_attributes
+from engine.services.records import ResourceRecord
+from engine.services.stack_lookup import named_stack
+from engine.template.parameters import hidden_values, stored_hidden_values
+from engine.vocabulary import Status
+
+Clock = Callable[[], datetime.datetime]
+
+
+class StackResources:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, clock: Clock,
+                 irs: StoredIrs) -> None:
+        self._db = db
+        self._registry = registry
+        self._clock = clock
+        self._irs = irs
+
+    def list_resources(self, ctx: RequestContext, name: str, stack_id: str,
+                       filters: Mapping[str, list[str]], *, with_attributes: bool = False,
+                       nested_depth: int = 0) -> list[ResourceRecord]:
+        """The stack's resources; with ``nested_depth`` > 0 those of its child stacks
+        too (that many levels down), each naming its stack and parent resource."""
+        unknown = sorted(set(filters) - listing.RESOURCE_QUERY_KEYS)
+        if unknown:
+            raise InvalidFilter(keys=unknown)
+        wanted = listing.resource_filter(filters)
+        with self._db.read() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+            rows = queries.list_resources(session, stack.id)
+            children = queries.live_children(session, stack.id)
+        row_ids = {row.name: row.id for row in rows}
+        # Filtered before attributes are read: reading them runs the type's code.
+        chosen = {r.name for r in _resource_records(rows, None)
+                  if listing.resource_matches(r, row_ids[r.name], wanted)}
+        read = (lambda row: read_attributes(stack, row, self._registry, self._clock)
+                if row.name in chosen else {}) if with_attributes else None
+        records = [dataclasses.replace(r, nested_stack=children.get(r.name))
+                   for r in _resource_records(rows, self._irs.if_valid(stack), read)
+                   if r.name in chosen]
+        for parent_resource, (child_name, child_id) in sorted(children.items()):
+            if nested_depth > 0:
+                records += [
+                    r if r.stack else dataclasses.replace(
+                        r, stack=(child_name, child_id), parent_resource=parent_resource)
+                    for r in self.list_resources(ctx, child_name, child_id, filters,
+                                                 with_attributes=with_attributes,
+                                                 nested_depth=nested_depth - 1)]
+        return records
+
+    def get_resource(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+                     with_attr: Sequence[str] = ()) -> ResourceRecord:
+        with self._db.read() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+            rows = queries.list_resources(session, stack.id)
+            child = queries.live_child_stack(session, stack.id, resource)
+            nested = (child.name, child.id) if child is not None else None
+        if resource not in {row.name for row in rows}:
+            raise ResourceNotFound(resource_name=resource, stack_name=name)
+        records = _resource_records(
+            rows, self._irs.if_valid(stack),
+            lambda row: read_attributes(stack, row, self._registry, self._clock, with_attr)
+            if row.name == resource else {})
+        return dataclasses.replace(next(r for r in records if r.name == resource),
+                                   nested_stack=nested)
+
+    def resource_metadata(self, ctx: RequestContext, name: str, stack_id: str,
+                          resource: str) -> Any:
+        """The resource's template metadata, functions of parameters evaluated, hidden
+        values masked (see ``resource_requests.static_metadata``)."""
+        with self._db.read() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+            stored = {row.name for row in queries.list_resources(session, stack.id)}
+        template = stack.template if isinstance(stack.template, Mapping) else {}
+        written = template.get("resources") or {}
+        if resource not in written and resource not in stored:
+            raise ResourceNotFound(resource_name=resource, stack_name=stack.name)
+        metadata = (written.get(resource) or {}).get("metadata") or {}
+        ir = self._irs.if_valid(stack)
+        if ir is not None:
+            parameters: Mapping[str, Any] = ir.parameters
+            secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        else:  # a type uninstalled since: the stored values
+            parameters = {**pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+                          **(stack.parameters or {})}
+            secrets = stored_hidden_values(template, stack.parameters)
+        return resource_requests.static_metadata(template, metadata, parameters, secrets)
+
+    def mark_unhealthy(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+                       body: Mapping[str, Any]) -> None:
+        """``PATCH .../resources/<name or physical id>``: Heat's mark-unhealthy. Refused
+        (409) while the stack has an operation in progress: a worker may be writing the
+        same row, and the operation's outcome would overwrite the mark."""
+        unhealthy, reason = resource_requests.mark_unhealthy_request(body)
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.deleted_at is not None:
+                    raise EntityNotFound(entity="Stack", name=name)
+                if stack.status == Status.IN_PROGRESS or running is not None:
+                    raise ActionInProgress(stack_name=stack.name, action=stack.action)
+                row = resource_requests.find_resource(queries.list_resources(session, stack.id),
+                                                      stack.name, resource)
+                resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
+                                                 self._clock())
+
+    def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
+               details: Mapping[str, Any] | None = None) -> None:
+        """``POST .../resources/<name>/signal``: Heat's refusals, else the resource's type
+        takes the signal (``resource_requests.deliver_signal``). One write transaction:
+        it inserts the signal and its event and writes no row a worker writes."""
+        with self._db.transaction() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+            if stack.deleted_at is not None:
+                raise EntityNotFound(entity="Stack", name=name)
+            rows = queries.list_resources_named(session, stack.id, [resource])
+            row = resource_requests.signal_target(stack, rows, resource)
+            resource_requests.deliver_signal(session, stack, row, details, self._registry,
+                                             self._clock)
+
+
+def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
+                      attributes: Callable[[Resource], dict[str, Any]] | None = None,
+                      ) -> list[ResourceRecord]:
+    required_by: dict[str, list[str]] = {row.name: [] for row in rows}
+    for row in rows:
+        for dep in row.requires or []:
+            required_by.setdefault(dep, []).append(row.name)
+    return [
+        ResourceRecord(
+            name=row.name, type=row.type, action=row.action, status=row.status,
+            status_reason=row.status_reason or "", physical_id=row.physical_id or "",
+            required_by=sorted(required_by.get(row.name, [])),
+            description=ir.resources[row.name].description
+            if ir and row.name in ir.resources else "",
+            attributes=attributes(row) if attributes else {},
+            created_at=row.created_at, updated_at=row.updated_at, drift=row.drift)
+        for row in rows
+    ]

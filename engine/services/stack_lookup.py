@@ -1,0 +1,38 @@
+"""Finding the tenant's stack a request names: by name and id (the stack's own paths), or
+by one of the two (the lookups that redirect to those paths)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.models import Stack
+from engine.errors import EntityNotFound
+
+
+def named_stack(session: Any, ctx: RequestContext, name: str, stack_id: str) -> Stack:
+    """The tenant's stack ``name``/``stack_id``, soft-deleted ones too; 404 otherwise."""
+    if not is_uuid(stack_id):
+        raise EntityNotFound(entity="Stack", name=name)
+    return queries.get_stack(session, ctx.tenant_id, name, stack_id)
+
+
+def stack_by_name_or_id(session: Any, ctx: RequestContext, name_or_id: str) -> Stack:
+    """A stack named by id (deleted ones too) or by live name; 404 otherwise."""
+    stack = None
+    if is_uuid(name_or_id):
+        stack = queries.find_stack_by_id(session, ctx.tenant_id, name_or_id)
+    if stack is None:
+        stack = queries.find_live_stack_by_name(session, ctx.tenant_id, name_or_id)
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=name_or_id)
+    return stack
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value.lower()
+    except ValueError:
+        return False

@@ -1,0 +1,99 @@
+"""Stack reads: lookups, one stack, the list, and a stack's template, environment, files
+and outputs. Hidden parameter values are masked in everything shown."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import queries
+from engine.db.session import Database
+from engine.errors import OutputNotFound
+from engine.ir.stored import StoredIrs
+from engine.services import listing
+from engine.services.records import StackRecord, stack_record
+from engine.services.stack_lookup import named_stack, stack_by_name_or_id
+from engine.template.environment import Environment
+from engine.template.parameters import MASK, hidden_names
+
+
+@dataclasses.dataclass(frozen=True)
+class StackQuery:
+    filters: Mapping[str, list[str]] = dataclasses.field(default_factory=dict)
+    show_deleted: bool = False
+    limit: int | None = None
+    marker: str | None = None
+    sort_keys: tuple[str, ...] = ()
+    sort_dir: str | None = None  # None: newest first, or ascending by known sort keys
+    all_tenants: bool = False
+    tags: tuple[str, ...] = ()  # has every one
+    tags_any: tuple[str, ...] = ()  # has at least one
+    not_tags: tuple[str, ...] = ()  # lacks at least one
+    not_tags_any: tuple[str, ...] = ()  # has none
+    show_nested: bool = False  # nested stacks too (they are left out, as in Heat)
+
+
+class StackReads:
+    def __init__(self, db: Database, irs: StoredIrs) -> None:
+        self._db = db
+        self._irs = irs
+
+    def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
+        """(name, id) of a stack named by id (deleted ones too) or by live name."""
+        with self._db.read() as session:
+            stack = stack_by_name_or_id(session, ctx, name_or_id)
+            return stack.name, stack.id
+
+    def get(self, ctx: RequestContext, name: str, stack_id: str) -> StackRecord:
+        with self._db.read() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+        # NOTE: built outside the transaction: a large template takes a while.
+        return stack_record(self._irs.if_valid(stack), stack)
+
+    def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
+        """One page of the tenant's stacks (every tenant's with ``all_tenants``) and how
+        many match in all. Filters follow Heat's names; unknown ones are ignored."""
+        tags = queries.TagFilter(all=query.tags, any=query.tags_any, not_all=query.not_tags,
+                                 not_any=query.not_tags_any)
+        with self._db.read() as session:
+            rows, total = queries.list_stacks(
+                session, None if query.all_tenants else ctx.tenant_id,
+                filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
+                limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,
+                sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested)
+            return [stack_record(None, row) for row in rows], total
+
+    def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
+        with self._db.read() as session:
+            return named_stack(session, ctx, name, stack_id).template
+
+    def get_environment(self, ctx: RequestContext, name: str, stack_id: str
+                        ) -> dict[str, Any]:
+        """The stack's environment as Heat shows it: every section, the parameters the
+        user gave, and hidden values masked."""
+        with self._db.read() as session:
+            stack = named_stack(session, ctx, name, stack_id)
+        template = stack.template if isinstance(stack.template, Mapping) else {}
+        hidden = hidden_names(template)
+        shown = Environment.from_dict(stack.environment).as_dict()
+        shown["parameters"] = dict(stack.parameters or {})
+        for section in ("parameters", "parameter_defaults"):
+            shown[section] = {k: MASK if k in hidden else v for k, v in shown[section].items()}
+        return shown
+
+    def get_files(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
+        with self._db.read() as session:
+            return dict(named_stack(session, ctx, name, stack_id).files or {})
+
+    def list_outputs(self, ctx: RequestContext, name: str, stack_id: str
+                     ) -> list[dict[str, Any]]:
+        return list(self.get(ctx, name, stack_id).outputs or [])
+
+    def get_output(self, ctx: RequestContext, name: str, stack_id: str, key: str
+                   ) -> dict[str, Any]:
+        for output in self.list_outputs(ctx, name, stack_id):
+            if output["output_key"] == key:
+                return output
+        raise OutputNotFound(key=key)

@@ -1,0 +1,114 @@
+"""Stack writes: create (and adopt), update and delete.
+
+A write stores the stack, its operation and its first event in one transaction and
+returns; workers do the rest.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.context import RequestContext
+from engine.db import operations, queries
+from engine.db.models import Stack
+from engine.db.session import Database
+from engine.errors import BadRequest, EntityNotFound, RequestLimitExceeded
+from engine.ir.stored import StoredIrs
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services import stack_requests, update_preview
+from engine.services.adopt import adopt_request
+from engine.services.operations import new_operation, request_context, start_operation
+from engine.services.proposals import Proposals, StackLimits, stack_name
+from engine.services.records import StackRecord, stack_record
+from engine.services.updates import check_immutable, update_body
+from engine.vocabulary import Action, Status
+
+Clock = Callable[[], datetime.datetime]
+
+
+class StackWrites:
+    def __init__(self, db: Database, registry: ResourceTypeRegistry, limits: StackLimits,
+                 clock: Clock, irs: StoredIrs) -> None:
+        self._db = db
+        self._limits = limits
+        self._clock = clock
+        self._irs = irs
+        self._proposals = Proposals(registry, limits, clock)
+
+    def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
+        stack_requests.check_body(body)
+        stack_requests.refuse_converge(body)
+        action, payload = Action.CREATE, None
+        if body.get("adopt_stack_data") is not None:
+            action = Action.ADOPT
+            body, payload = adopt_request(body)
+            # Another body: the abandon data's template, parameters and environment.
+            stack_requests.check_body(body)
+        proposal = self._proposals.propose(ctx, body, stack_name(body), str(uuid.uuid4()))
+        stack = proposal.stack
+        stack.action, stack.status_reason = action, f"Stack {action} started"
+        operation = new_operation(ctx, stack.id, action, stack.created_at,
+                                  proposal.timeout_seconds, payload)
+        with self._db.transaction() as session:
+            # Counted in the inserting transaction; two creates racing at the very limit
+            # may both pass (the quota lifecycle plugin holds the exact count if needed).
+            limit = self._limits.max_stacks_per_tenant
+            if limit >= 0 and queries.count_live_stacks(session, ctx.tenant_id) >= limit:
+                raise RequestLimitExceeded(reason=f"You have reached the maximum stacks per "
+                                                  f"tenant, {limit}. Please delete some "
+                                                  "stacks.")
+            queries.add_stack_with_operation(session, stack, operation, stack.created_at)
+            return stack_record(proposal.ir, stack)
+
+    def update(self, ctx: RequestContext, name: str, stack_id: str, body: Mapping[str, Any],
+               *, patch: bool) -> None:
+        """PUT (``patch=False``) or PATCH: checked as a create is, then stored as an UPDATE
+        operation carrying the stored definition and the new one."""
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.deleted_at is not None:
+                    raise EntityNotFound(entity="Stack", name=name)
+                if (stack.action, stack.status) == (Action.SUSPEND, Status.COMPLETE):
+                    raise BadRequest(reason="Updating a stack when it is suspended is not "
+                                            "supported.")
+                stack_requests.check_body(body)
+                new = self._proposals.propose(
+                    ctx, update_body(update_preview.stored_request(stack), body, patch=patch),
+                    stack.name, stack.id)
+                check_immutable(self._irs.if_valid(stack), new.ir)
+                payload = {"previous": _definition(stack), "target": _definition(new.stack),
+                           # Heat's "observe reality": resources whose type can read its
+                           # backend put back what drifted (specs/aws-resources.rst).
+                           "converge": stack_requests.flag(body.get("converge", False),
+                                                           "converge")}
+                start_operation(session, ctx, name, stack_id, Action.UPDATE, self._clock(),
+                                self._limits.default_timeout_seconds, payload,
+                                timeout_seconds=new.timeout_seconds)
+                stack.tags, stack.timeout_mins = new.stack.tags, new.stack.timeout_mins
+                stack.disable_rollback, stack.files = new.stack.disable_rollback, new.stack.files
+
+    def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
+        """Delete; a stack busy with another operation has it cancelled first (without
+        rollback), as Heat's delete does, and the delete follows it."""
+        for attempt in self._db.retrying():
+            with attempt as session:
+                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                if stack.status != Status.IN_PROGRESS or stack.deleted_at is not None:
+                    running = None
+                if running is None or running.action in (Action.DELETE, Action.ABANDON):
+                    start_operation(session, ctx, name, stack_id, Action.DELETE, self._clock(),
+                                    self._limits.default_timeout_seconds)
+                    return
+                timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
+                operations.cancel_then_delete(session, stack, running, request_context(ctx),
+                                              timeout, self._clock())
+
+
+def _definition(stack: Stack) -> dict[str, Any]:
+    """What an update changes and a rollback restores."""
+    return {"template": stack.template, "parameters": stack.parameters,
+            "environment": stack.environment, "files": stack.files}
