@@ -28,6 +28,9 @@ from engine.ir.model import ResolvedStack
 from engine.template.parse import document
 
 IR_CACHE_SIZE = 256
+# Operations whose IR is found by their id; an entry is a key, not an IR, so only
+# IR_CACHE_SIZE IRs are ever kept.
+OPERATION_CACHE_SIZE = 4096
 
 # (stack id, name, tenant id, digest of the definition); see _key.
 Key = tuple[str, str, str, str]
@@ -63,14 +66,45 @@ class StoredIrs:
                  size: int = IR_CACHE_SIZE) -> None:
         self._lookup = lookup
         self._constraints = constraints
+        # Both guarded by the lock: cachetools' caches are not thread-safe.
+        self._lock = threading.Lock()
         self._cache: cachetools.LRUCache[Key, ResolvedStack] = cachetools.LRUCache(size)
-        self._lock = threading.Lock()  # cachetools' caches are not thread-safe
+        self._operations: cachetools.LRUCache[str, Key] = cachetools.LRUCache(
+            OPERATION_CACHE_SIZE)
 
     def of(self, stack: StoredStack) -> ResolvedStack:
         """The stack's IR. Raises what building it raises, such as StackValidationFailed
         for a type uninstalled since the stack was stored; a failure is not kept, so the
         next call tries again."""
+        return self._of(stack, _key(stack))
+
+    def for_operation(self, operation_id: str, stack: StoredStack) -> ResolvedStack:
+        """The IR of the stack an operation runs on, once it is planned. From its plan to
+        its end the stack's definition is fixed (one operation per stack at a time), so
+        after the first call the IR is found by the operation's id without reading the
+        definition: a worker's step loads the stack without its large columns, and would
+        otherwise read and digest the whole template on every step."""
+        with self._lock:
+            key = self._operations.get(operation_id)
+            cached = self._cache.get(key) if key is not None else None
+        if cached is not None:
+            return cached
         key = _key(stack)
+        ir = self._of(stack, key)
+        if key is not None:
+            with self._lock:
+                self._operations[operation_id] = key
+        return ir
+
+    def if_valid(self, stack: StoredStack) -> ResolvedStack | None:
+        """The stack's IR, or None when it no longer validates (a type uninstalled since):
+        reads show such a stack without its schema."""
+        try:
+            return self.of(stack)
+        except StackValidationFailed:
+            return None
+
+    def _of(self, stack: StoredStack, key: Key | None) -> ResolvedStack:
         if key is not None:
             with self._lock:
                 cached = self._cache.get(key)
@@ -84,14 +118,6 @@ class StoredIrs:
         with self._lock:
             # Two threads may have built it at once: both hand out the one kept first.
             return self._cache.setdefault(key, ir)
-
-    def if_valid(self, stack: StoredStack) -> ResolvedStack | None:
-        """The stack's IR, or None when it no longer validates (a type uninstalled since):
-        reads show such a stack without its schema."""
-        try:
-            return self.of(stack)
-        except StackValidationFailed:
-            return None
 
     def _build(self, stack: StoredStack) -> ResolvedStack:
         # The stored object, not the text: it was validated with its lines when accepted,
