@@ -20,10 +20,12 @@ from collections.abc import Mapping
 
 from engine.ir.graph import invert
 from engine.ir.model import ResolvedStack
+from engine.vocabulary import Action
 
-CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT, ROLLBACK = (
-    "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT", "ROLLBACK")
-CLEANUP = "CLEANUP"  # a step kind only: delete what a replacement left behind
+# The old names, kept for their importers until part B moves them to engine.vocabulary.
+CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT, ROLLBACK, CLEANUP = (
+    Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND, Action.RESUME,
+    Action.CHECK, Action.ADOPT, Action.ROLLBACK, Action.CLEANUP)
 
 StepKey = tuple[str, str]  # (resource name, step action)
 
@@ -54,7 +56,7 @@ class ExistingResource:
     replaced: bool = False  # holds a physical resource an earlier update replaced
 
 
-def plan_create(stack: ResolvedStack, action: str = CREATE) -> Plan:
+def plan_create(stack: ResolvedStack, action: str = Action.CREATE) -> Plan:
     """Every resource of the IR in dependency order (CREATE, or ADOPT of abandon data)."""
     steps = tuple(
         PlannedStep(name, action, frozenset((dep, action) for dep in node.requires))
@@ -63,7 +65,7 @@ def plan_create(stack: ResolvedStack, action: str = CREATE) -> Plan:
 
 
 def plan_delete(stored: Mapping[str, ExistingResource]) -> Plan:
-    return plan_stored(stored, DELETE)
+    return plan_stored(stored, Action.DELETE)
 
 
 def plan_stored(stored: Mapping[str, ExistingResource], action: str,
@@ -73,30 +75,31 @@ def plan_stored(stored: Mapping[str, ExistingResource], action: str,
     each = step_action or action
     edges = {name: frozenset(r for r in res.requires if r in stored)
              for name, res in stored.items()}
-    if each in (DELETE, SUSPEND):
+    if each in (Action.DELETE, Action.SUSPEND):
         waits = invert(edges)
-    elif each == RESUME:
+    elif each == Action.RESUME:
         waits = edges
-    elif each == CHECK:
+    elif each == Action.CHECK:
         waits = {}
     else:
         raise ValueError(f"no stored-resource plan for {each}")
     steps = [PlannedStep(name, each, frozenset((d, each) for d in waits.get(name, ())))
              for name in sorted(stored)]
-    if each == DELETE:
+    if each == Action.DELETE:
         # What an earlier, failed update replaced goes with the resource.
-        steps += [PlannedStep(name, CLEANUP, frozenset((d, each) for d in waits.get(name, ())))
+        steps += [PlannedStep(name, Action.CLEANUP,
+                              frozenset((d, each) for d in waits.get(name, ())))
                   for name in sorted(stored) if stored[name].replaced]
     return Plan(action, tuple(steps))
 
 
 def plan_update(target: ResolvedStack, stored: Mapping[str, ExistingResource],
-                action: str = UPDATE) -> Plan:
+                action: str = Action.UPDATE) -> Plan:
     """Move the stored resources to ``target`` (see the module documentation)."""
     new = target.resources
 
     def primary(name: str) -> StepKey:
-        return (name, UPDATE if name in stored else CREATE)
+        return (name, Action.UPDATE if name in stored else Action.CREATE)
 
     old_users = invert({name: frozenset(r for r in res.requires if r in stored)
                         for name, res in stored.items()})
@@ -105,17 +108,17 @@ def plan_update(target: ResolvedStack, stored: Mapping[str, ExistingResource],
     def moved_off(name: str) -> frozenset[StepKey]:
         """Steps after which nothing uses the old ``name`` any more."""
         keys = {primary(user) for user in new_users.get(name, ())}
-        keys |= {(user, DELETE) if user not in new else primary(user)
+        keys |= {(user, Action.DELETE) if user not in new else primary(user)
                  for user in old_users.get(name, ())}
         return frozenset(keys)
 
     steps = [PlannedStep(name, primary(name)[1],
                          frozenset(primary(dep) for dep in node.requires))
              for name, node in sorted(new.items())]
-    steps += [PlannedStep(name, CLEANUP, moved_off(name) | {primary(name)})
+    steps += [PlannedStep(name, Action.CLEANUP, moved_off(name) | {primary(name)})
               for name in sorted(stored) if name in new]
     for name in sorted(set(stored) - set(new)):
-        steps.append(PlannedStep(name, DELETE, moved_off(name)))
+        steps.append(PlannedStep(name, Action.DELETE, moved_off(name)))
         if stored[name].replaced:
-            steps.append(PlannedStep(name, CLEANUP, moved_off(name)))
+            steps.append(PlannedStep(name, Action.CLEANUP, moved_off(name)))
     return Plan(action, tuple(steps))

@@ -8,10 +8,26 @@ resumed by another worker does the same thing.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-NONE, CREATE, UPDATE, REPLACE, RESTORE = "NONE", "CREATE", "UPDATE", "REPLACE", "RESTORE"
+from engine.vocabulary import Action, Status
+
+
+class Decision(enum.StrEnum):
+    """What an update step does to its resource, as ``steps.resource_action`` stores it."""
+
+    NONE = "NONE"  # nothing: no property changed
+    CREATE = Action.CREATE  # never created (added by an update that failed before it)
+    UPDATE = Action.UPDATE  # in place
+    REPLACE = "REPLACE"  # a new physical resource; the old one goes once unused
+    RESTORE = "RESTORE"  # take back the resource this one replaced (a rollback only)
+
+
+# The old names, kept for their importers until part B.
+NONE, CREATE, UPDATE, REPLACE, RESTORE = (
+    Decision.NONE, Decision.CREATE, Decision.UPDATE, Decision.REPLACE, Decision.RESTORE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,25 +42,25 @@ class Stored:
 
 def decide(stored: Stored, new_type: str, new_properties: Mapping[str, Any],
            needs_replacement: Callable[[Mapping[str, Any]], bool],
-           rolling_back: bool) -> str:
+           rolling_back: bool) -> Decision:
     if stored.properties is None and stored.physical_id is None:
-        return CREATE  # never created (added by an update that failed before it)
+        return Decision.CREATE
     if (rolling_back and stored.replaced is not None
             and stored.replaced.get("type") == new_type
             and stored.replaced.get("properties") == dict(new_properties)):
-        return RESTORE  # the resource this one replaced still exists: take it back
+        return Decision.RESTORE  # the resource this one replaced still exists
     if stored.type != new_type:
-        return REPLACE
+        return Decision.REPLACE
     # A failed create or a mark-unhealthy is replaced; a failed update is replaced too,
     # except by the rollback, which changes it back in place to keep its physical id.
-    unhealthy = stored.status == "FAILED" and (
-        stored.action in ("CREATE", "CHECK") or not rolling_back)
+    unhealthy = stored.status == Status.FAILED and (
+        stored.action in (Action.CREATE, Action.CHECK) or not rolling_back)
     diff = prop_diff(stored.properties or {}, new_properties)
     if not diff:
-        return REPLACE if unhealthy else NONE
+        return Decision.REPLACE if unhealthy else Decision.NONE
     if unhealthy or needs_replacement(diff):
-        return REPLACE
-    return UPDATE
+        return Decision.REPLACE
+    return Decision.UPDATE
 
 
 def prop_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from engine.ir.model import ResolvedStack
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from engine.template.functions import Deferred, Function, GetAttr, GetResource
 from engine.template.parameters import MASK, hidden_names, redact
+from engine.vocabulary import Action
 
 
 class StackFacts(Protocol):
@@ -129,7 +130,7 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
     for name, row in stored.items():
         known = resources.get(name)
         if target:
-            if known is not None and row.action != "INIT":
+            if known is not None and row.action != Action.INIT:
                 resources[name] = dataclasses.replace(
                     known, status=f"{row.action}_{row.status}",
                     physical_resource_id=row.physical_id or "")
@@ -138,7 +139,7 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
                       else known.properties if known else freeze({}))
         metadata = known.metadata if known else freeze(
             redact((raw_resources.get(name) or {}).get("metadata") or {}, secrets))
-        created = row.action != "INIT"
+        created = row.action != Action.INIT
         resources[name] = ResourceView(
             name=name, type=row.type, properties=properties, metadata=metadata,
             depends_on=tuple(sorted(row.requires or ())),

@@ -13,6 +13,8 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from engine.vocabulary import Status
+
 
 @dataclasses.dataclass(frozen=True)
 class Unresolved:
@@ -41,7 +43,7 @@ class ResourceView:
     def exists(self) -> bool:
         """True if the resource is really there: it has a physical id or completed an
         action (what a failed create leaves behind, for instance)."""
-        return bool(self.physical_resource_id) or self.status.endswith("_COMPLETE")
+        return bool(self.physical_resource_id) or self.status.endswith(f"_{Status.COMPLETE}")
 
 
 @dataclasses.dataclass(frozen=True)

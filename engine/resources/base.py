@@ -99,7 +99,8 @@ refuses every write: no I/O, no waiting. Signals are read back with
 handle's). :meth:`Runtime.issue_signal_token` gives a secret that authorises that one URL
 and nothing else, for whoever must send the signals.
 
-Plugins import only ``engine.resources.base``, ``engine.schema`` and ``engine.errors``.
+Plugins import only ``engine.resources.base``, ``engine.schema``, ``engine.errors`` and
+``engine.vocabulary`` (the actions).
 """
 
 from __future__ import annotations
@@ -113,12 +114,15 @@ from typing import Any, ClassVar, Protocol
 
 from engine.errors import ResourceActionNotSupported
 from engine.schema import SUPPORTED, Attribute, Property, SupportStatus
+from engine.vocabulary import Action
 
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
+# The old names, kept for their importers until part B moves them to engine.vocabulary.
 CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
-    "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "ADOPT")
+    Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND, Action.RESUME,
+    Action.CHECK, Action.ADOPT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -401,23 +405,23 @@ def action_methods(
     """The (start, poll) pair of ``action``; explicit so that it can be grepped and typed.
     ``adopt`` is the resource's entry in the abandon data, for ADOPT; ``prop_diff`` the
     changed properties, for UPDATE."""
-    if action == ADOPT:
+    if action == Action.ADOPT:
         entry = adopt or {}
         return (lambda: resource.handle_adopt(entry.get("resource_id"),
                                               entry.get("resource_data") or {}),
                 resource.check_adopt_complete)
-    if action == CREATE:
+    if action == Action.CREATE:
         return resource.handle_create, resource.check_create_complete
-    if action == DELETE:
+    if action == Action.DELETE:
         return resource.handle_delete, resource.check_delete_complete
-    if action == UPDATE:
+    if action == Action.UPDATE:
         diff = dict(prop_diff or {})
         return (lambda: resource.handle_update(diff)), resource.check_update_complete
-    if action == SUSPEND:
+    if action == Action.SUSPEND:
         return resource.handle_suspend, resource.check_suspend_complete
-    if action == RESUME:
+    if action == Action.RESUME:
         return resource.handle_resume, resource.check_resume_complete
-    if action == CHECK:
+    if action == Action.CHECK:
         return resource.handle_check, resource.check_check_complete
     raise ValueError(f"unknown resource action {action}")
 

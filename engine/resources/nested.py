@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 from urllib.parse import quote
 
 from engine.resources.base import Resource, Token
+from engine.vocabulary import Action, Status
 
 
 class ChildStackFailed(Exception):
@@ -90,19 +91,19 @@ class ChildStackResource(Resource):
                                               timeout_mins=timeout)
         if self.physical_id != child_id:
             self.set_physical_id(child_id)
-        return "CREATE"
+        return Action.CREATE
 
     def check_create_complete(self, token: Token) -> bool:
-        return self._settled("CREATE")
+        return self._settled(Action.CREATE)
 
     def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
         template, file, parameters, timeout = self.child_definition()
         nested_stacks(self).update(self._child_id(), template, parameters,
                                    template_file=file, timeout_mins=timeout)
-        return "UPDATE"
+        return Action.UPDATE
 
     def check_update_complete(self, token: Token) -> bool:
-        return self._settled("UPDATE")
+        return self._settled(Action.UPDATE)
 
     def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
         return False  # the child stack is updated in place, as Heat updates it
@@ -110,34 +111,34 @@ class ChildStackResource(Resource):
     def handle_delete(self) -> Token:
         if self.physical_id is not None:
             nested_stacks(self).delete(self.physical_id)
-        return "DELETE"
+        return Action.DELETE
 
     def check_delete_complete(self, token: Token) -> bool:
         if self.physical_id is None:
             return True
         state = nested_stacks(self).state(self.physical_id)
-        if state is None or (state.action, state.status) == ("DELETE", "COMPLETE"):
+        if state is None or (state.action, state.status) == (Action.DELETE, Status.COMPLETE):
             return True
-        return self._settled("DELETE")
+        return self._settled(Action.DELETE)
 
     def handle_suspend(self) -> Token:
-        return self._act("SUSPEND")
+        return self._act(Action.SUSPEND)
 
     def check_suspend_complete(self, token: Token) -> bool:
-        return self.physical_id is None or self._settled("SUSPEND")
+        return self.physical_id is None or self._settled(Action.SUSPEND)
 
     def handle_resume(self) -> Token:
-        return self._act("RESUME")
+        return self._act(Action.RESUME)
 
     def check_resume_complete(self, token: Token) -> bool:
-        return self.physical_id is None or self._settled("RESUME")
+        return self.physical_id is None or self._settled(Action.RESUME)
 
     def handle_check(self) -> Token:
         self._child_id()  # a child never made fails the check
-        return self._act("CHECK")
+        return self._act(Action.CHECK)
 
     def check_check_complete(self, token: Token) -> bool:
-        return self._settled("CHECK")
+        return self._settled(Action.CHECK)
 
     # --- reads --------------------------------------------------------------------------
 
@@ -169,9 +170,9 @@ class ChildStackResource(Resource):
         state: NestedState | None = nested_stacks(self).state(self._child_id())
         if state is None:
             raise ChildStackFailed("the nested stack is gone")
-        if state.status == "IN_PROGRESS" or state.action not in (action, "ROLLBACK"):
+        if state.status == Status.IN_PROGRESS or state.action not in (action, Action.ROLLBACK):
             return False
-        if state.status == "FAILED" or state.action == "ROLLBACK":
+        if state.status == Status.FAILED or state.action == Action.ROLLBACK:
             raise ChildStackFailed(state.status_reason)
         self.data["outputs"] = dict(state.outputs)
         return True

@@ -7,10 +7,11 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, DELETE, RESUME, SUSPEND, Resource, Token, bounded_wait
+from engine.resources.base import Resource, Token, bounded_wait
 from engine.schema import LIST, NUMBER, AllowedValues, Property, Range
+from engine.vocabulary import Action
 
-ACTIONS = (CREATE, DELETE, SUSPEND, RESUME)
+ACTIONS = (Action.CREATE, Action.DELETE, Action.SUSPEND, Action.RESUME)
 
 
 class Delay(Resource):
@@ -40,31 +41,31 @@ class Delay(Resource):
         ),
         "actions": Property(
             LIST, "Actions during which the delay will occur.",
-            default=[CREATE], update_allowed=True,
+            default=[Action.CREATE], update_allowed=True,
             constraints=(AllowedValues(ACTIONS),),
         ),
     }
 
     def handle_create(self) -> Token:
-        return self._start(CREATE)
+        return self._start(Action.CREATE)
 
     def check_create_complete(self, token: Token) -> bool:
         return self._waited(token)
 
     def handle_delete(self) -> Token:
-        return self._start(DELETE)
+        return self._start(Action.DELETE)
 
     def check_delete_complete(self, token: Token) -> bool:
         return self._waited(token)
 
     def handle_suspend(self) -> Token:
-        return self._start(SUSPEND)
+        return self._start(Action.SUSPEND)
 
     def check_suspend_complete(self, token: Token) -> bool:
         return self._waited(token)
 
     def handle_resume(self) -> Token:
-        return self._start(RESUME)
+        return self._start(Action.RESUME)
 
     def check_resume_complete(self, token: Token) -> bool:
         return self._waited(token)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from engine.errors import GroupMemberNotFound, InvalidTemplateAttribute
-from engine.resources.base import CREATE, UPDATE, Token, select_attribute
+from engine.resources.base import Token, select_attribute
 from engine.resources.nested import ChildStackResource, nested_stacks
 from engine.schema import (
     BOOLEAN,
@@ -35,6 +35,7 @@ from engine.schema import (
     Range,
     ResourceLimit,
 )
+from engine.vocabulary import Action
 from plugins.resources.group_rollout import batch_members, batches
 
 # The version of the generated child template: one with get_attr's all-attributes form.
@@ -225,7 +226,7 @@ class ResourceGroup(_Members):
         policy = self.update_policy.get("batch_create")
         if not policy or not self.properties.get("count"):
             return super().handle_create()
-        return self._start_rollout(CREATE, 0, policy["max_batch_size"], 0,
+        return self._start_rollout(Action.CREATE, 0, policy["max_batch_size"], 0,
                                    policy["pause_time"])
 
     def check_create_complete(self, token: Token) -> bool:
@@ -235,8 +236,9 @@ class ResourceGroup(_Members):
         policy = self.update_policy.get("rolling_update")
         if not policy or "resource_def" not in prop_diff:
             return super().handle_update(prop_diff)
-        return self._start_rollout(UPDATE, len(self._existing()), policy["max_batch_size"],
-                                   policy["min_in_service"], policy["pause_time"])
+        return self._start_rollout(Action.UPDATE, len(self._existing()),
+                                   policy["max_batch_size"], policy["min_in_service"],
+                                   policy["pause_time"])
 
     def check_update_complete(self, token: Token) -> bool:
         return self._rolled_out() if token == ROLLOUT else super().check_update_complete(token)
@@ -262,8 +264,8 @@ class ResourceGroup(_Members):
             self.data["rollout"] = {**rollout, "resume_at": None}
             self._send_batch()
             return False
-        first = rollout["action"] == CREATE and rollout["index"] == 0
-        if not self._settled(CREATE if first else UPDATE):
+        first = rollout["action"] == Action.CREATE and rollout["index"] == 0
+        if not self._settled(Action.CREATE if first else Action.UPDATE):
             return False
         if rollout["index"] == len(rollout["batches"]) - 1:
             del self.data["rollout"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.resources.base import CREATE, DELETE, UPDATE, Resource, Token, bounded_wait
+from engine.resources.base import Resource, Token, bounded_wait
 from engine.schema import BOOLEAN, MAP, NUMBER, STRING, Attribute, Property
+from engine.vocabulary import Action
 
 
 class TestResource(Resource):
@@ -104,7 +105,7 @@ class TestResource(Resource):
             # resumed create (physical id already set) keeps the one it has.
             if self.physical_id is None:
                 self.set_physical_id(self.physical_resource_name())
-        return self._wait_token(CREATE)
+        return self._wait_token(Action.CREATE)
 
     def check_create_complete(self, token: Token) -> bool:
         if not self._waited(token):
@@ -128,7 +129,7 @@ class TestResource(Resource):
             return {"deadline": self.runtime.now()}
         if not self.properties["fail"]:
             self.data["value"] = self.properties["value"]
-        return self._wait_token(UPDATE)
+        return self._wait_token(Action.UPDATE)
 
     def check_update_complete(self, token: Token) -> bool:
         if not self._waited(token):
@@ -138,7 +139,7 @@ class TestResource(Resource):
         return True
 
     def handle_delete(self) -> Token:
-        return self._wait_token(DELETE)
+        return self._wait_token(Action.DELETE)
 
     def check_delete_complete(self, token: Token) -> bool:
         return self._waited(token)

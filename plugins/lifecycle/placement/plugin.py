@@ -18,6 +18,7 @@ from oslo_config import cfg
 from engine.context import RequestContext
 from engine.lifecycle.base import Denied, LifecyclePlugin, PluginServices, Transactions, Warn
 from engine.lifecycle.view import StackView
+from engine.vocabulary import Action
 from plugins.lifecycle.placement import store
 from plugins.lifecycle.placement.algorithm import Demand, HostKey, Placement, Unplaceable, place
 from plugins.lifecycle.placement.hints import (
@@ -39,11 +40,11 @@ OPTS = [
 ]
 
 #: Actions whose pre-op places the stack from nothing.
-CREATING = ("CREATE", "ADOPT")
+CREATING = (Action.CREATE, Action.ADOPT)
 #: Actions that take the stack to a new definition (``current_stack``), keeping what it can.
-UPDATING = ("UPDATE", "ROLLBACK")
+UPDATING = (Action.UPDATE, Action.ROLLBACK)
 #: Actions whose success means the stack's resources are gone.
-RELEASING = ("DELETE", "ABANDON")
+RELEASING = (Action.DELETE, Action.ABANDON)
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
@@ -167,7 +168,7 @@ class PlacementPlugin(LifecyclePlugin):
                 else:
                     keep = placed_names(current_stack, self._inventory.types)
                     store.commit_pending(session, stack.id, action, keep)
-        elif (action in RELEASING or action == "ROLLBACK") and not is_stack_failure:
+        elif (action in RELEASING or action == Action.ROLLBACK) and not is_stack_failure:
             # A ROLLBACK without current_stack undoes a create: the resources are gone.
             with self._database.transaction() as session:
                 store.release_stack(session, stack.id)

@@ -10,18 +10,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from engine.vocabulary import Action
+
 Effect = Literal["deny", "warn"]
 DENY: Effect = "deny"
 WARN: Effect = "warn"
 EFFECTS: tuple[Effect, ...] = (DENY, WARN)
 
-#: Every action a lifecycle plugin can be called for.
+#: Every action a rule may name: those a lifecycle plugin can be called for, and Heat's
+#: CANCEL, which Kiln calls no plugin for but a rule written for Heat may name.
 ACTIONS = (
-    "CREATE", "UPDATE", "DELETE", "ABANDON", "ADOPT",
-    "SUSPEND", "RESUME", "CHECK", "CANCEL", "ROLLBACK",
+    Action.CREATE, Action.UPDATE, Action.DELETE, Action.ABANDON, Action.ADOPT,
+    Action.SUSPEND, Action.RESUME, Action.CHECK, "CANCEL", Action.ROLLBACK,
 )
 #: The actions that bring resources into a stack; a rule without ``actions`` checks these.
-DEFAULT_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
+DEFAULT_ACTIONS = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from oslo_config import cfg
 
 from engine.lifecycle.base import LifecyclePlugin, PluginServices, Warn
+from engine.vocabulary import Action
 from plugins.lifecycle.quota import limits
 from plugins.lifecycle.quota.store import Holding, QuotaStore, Usage
 
@@ -50,10 +51,6 @@ OPTS = [
     ),
 ]
 
-CREATE, ADOPT, UPDATE, ROLLBACK = "CREATE", "ADOPT", "UPDATE", "ROLLBACK"
-DELETE, ABANDON = "DELETE", "ABANDON"
-
-
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     return [(GROUP, list(OPTS))]
 
@@ -84,7 +81,7 @@ class QuotaPlugin(LifecyclePlugin):
         action = (action or stack.action).upper()
         tenant_id = stack.tenant_id
         tenant_limits = self._quotas.for_tenant(tenant_id)
-        if action in (CREATE, ADOPT):
+        if action in (Action.CREATE, Action.ADOPT):
             wanted = len(stack.resources)
 
             def decide_new(others: Usage) -> None:
@@ -93,7 +90,7 @@ class QuotaPlugin(LifecyclePlugin):
 
             self._store.reserve(stack.id, tenant_id, action, Holding(wanted), decide_new,
                                 dry_run=stack.dry_run)
-        elif action == UPDATE:
+        elif action == Action.UPDATE:
             held, wanted = _sizes(stack, current_stack)
 
             def decide_update(others: Usage) -> None:
@@ -114,7 +111,7 @@ class QuotaPlugin(LifecyclePlugin):
         if stack.dry_run:
             return
         action = (action or stack.action).upper()
-        if action in (CREATE, ADOPT):
+        if action in (Action.CREATE, Action.ADOPT):
             # A failed create counts what it left behind until the tenant deletes it; one
             # that created nothing (denied, or failed at once) gives its slot back.
             left = sum(1 for resource in stack.resources.values() if resource.exists)
@@ -125,13 +122,13 @@ class QuotaPlugin(LifecyclePlugin):
             else:
                 self._store.settle(stack.id, stack.tenant_id, action,
                                    Holding(len(stack.resources)))
-        elif action == UPDATE:
+        elif action == Action.UPDATE:
             held, wanted = _sizes(stack, current_stack)
             self._store.settle(stack.id, stack.tenant_id, action,
                                Holding(held if is_stack_failure else wanted))
-        elif action == ROLLBACK:
+        elif action == Action.ROLLBACK:
             self._after_rollback(stack, current_stack, is_stack_failure)
-        elif action in (DELETE, ABANDON) and not is_stack_failure:
+        elif action in (Action.DELETE, Action.ABANDON) and not is_stack_failure:
             # A failed delete keeps its row: the resources it did not delete still exist.
             self._store.release(stack.id, stack.tenant_id)
 
@@ -145,7 +142,7 @@ class QuotaPlugin(LifecyclePlugin):
         held, wanted = _sizes(stack, current_stack)
         # A rollback that completed restored the stored stack; one that failed may have
         # left resources of both, so it keeps the larger count.
-        self._store.settle(stack.id, stack.tenant_id, ROLLBACK,
+        self._store.settle(stack.id, stack.tenant_id, Action.ROLLBACK,
                            Holding(max(held, wanted) if is_stack_failure else held))
 
     def describe_stack(self, stack_id: str) -> Any:
