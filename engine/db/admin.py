@@ -15,7 +15,7 @@ from sqlalchemy import case, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine.db.models import Event, Operation, Resource, Stack, Step, Tenant, Token, Worker
-from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_FAILED, STEP_OPEN, STEP_RUNNING
+from engine.vocabulary import OPEN_STEP_STATES, OperationState, StepState
 
 Now = datetime.datetime
 
@@ -87,7 +87,8 @@ def list_operations(session: Session, *, unfinished_only: bool, stack_id: str | 
     post-ops (a NOTIFYING operation has ``finished_at`` but still owes plugin calls)."""
     query = select(Operation, Stack).join(Stack, Stack.id == Operation.stack_id)
     if unfinished_only:
-        query = query.where(Operation.state.not_in((OP_COMPLETE, OP_FAILED)))
+        query = query.where(Operation.state.not_in((OperationState.COMPLETE,
+                                                    OperationState.FAILED)))
     if stack_id is not None:
         query = query.where(Operation.stack_id == stack_id)
     query = query.order_by(Operation.created_at.desc(), Operation.id)
@@ -119,11 +120,11 @@ def step_counts(session: Session, operation_ids: Collection[str]) -> dict[str, S
     """Steps of each operation by outcome, in one grouped query."""
     if not operation_ids:
         return {}
-    finished = case((Step.state.in_(STEP_OPEN), 0), else_=1)
+    finished = case((Step.state.in_(OPEN_STEP_STATES), 0), else_=1)
     rows = session.execute(
         select(Step.operation_id, func.count(), func.sum(finished),
-               func.sum(case((Step.state == STEP_FAILED, 1), else_=0)),
-               func.sum(case((Step.state == STEP_RUNNING, 1), else_=0)))
+               func.sum(case((Step.state == StepState.FAILED, 1), else_=0)),
+               func.sum(case((Step.state == StepState.RUNNING, 1), else_=0)))
         .where(Step.operation_id.in_(operation_ids))
         .group_by(Step.operation_id)).tuples()
     return {op: StepCounts(int(total), int(done or 0), int(failed or 0), int(running or 0))
@@ -139,7 +140,7 @@ def step_holders(session: Session, operation_ids: Collection[str], now: Now
     rows = session.execute(
         select(Step.operation_id, Step.lease_owner, func.count(),
                func.max(Step.lease_expires_at))
-        .where(Step.operation_id.in_(operation_ids), Step.state == STEP_RUNNING,
+        .where(Step.operation_id.in_(operation_ids), Step.state == StepState.RUNNING,
                Step.lease_expires_at >= now)
         .group_by(Step.operation_id, Step.lease_owner)).tuples()
     found: dict[str, dict[str, tuple[int, Now]]] = {}

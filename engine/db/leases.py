@@ -28,14 +28,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 from sqlalchemy.sql.elements import Case
 
 from engine.db.models import Operation, Step, Worker
-from engine.db.states import (
-    OP_FINISHING,
-    OP_NOTIFYING,
-    OP_PENDING,
-    OP_RUNNING,
-    STEP_READY,
-    STEP_RUNNING,
-)
+from engine.vocabulary import OperationState, StepState
 
 Now = datetime.datetime
 # UPDATEs of rows the session may hold: nothing reads those objects again afterwards.
@@ -50,14 +43,14 @@ class LeaseLost(Exception):  # noqa: N818 -- control flow, not an error anyone r
 def _claimable_operations() -> Select[Operation]:
     previous = aliased(Operation, name="previous")
     notifying = exists().where(previous.stack_id == Operation.stack_id,
-                               previous.state == OP_NOTIFYING)
+                               previous.state == OperationState.NOTIFYING)
     now: BindParameter[Now] = bindparam("now")
     return (
         select(Operation)
         .where(
-            or_(and_(Operation.state == OP_PENDING, ~notifying),
-                Operation.state.in_((OP_FINISHING, OP_NOTIFYING)),
-                and_(Operation.state == OP_RUNNING, Operation.deadline_at < now)),
+            or_(and_(Operation.state == OperationState.PENDING, ~notifying),
+                Operation.state.in_((OperationState.FINISHING, OperationState.NOTIFYING)),
+                and_(Operation.state == OperationState.RUNNING, Operation.deadline_at < now)),
             or_(Operation.lease_expires_at.is_(None), Operation.lease_expires_at < now),
         )
         .order_by(Operation.created_at)
@@ -69,8 +62,8 @@ def _claimable_operations() -> Select[Operation]:
 def _claimable_steps() -> Select[Step]:
     return (
         select(Step)
-        .where(or_(Step.state == STEP_READY,
-                   and_(Step.state == STEP_RUNNING, Step.lease_expires_at < bindparam("now"))))
+        .where(or_(Step.state == StepState.READY,
+                   and_(Step.state == StepState.RUNNING, Step.lease_expires_at < bindparam("now"))))
         .order_by(Step.id)
         .limit(bindparam("limit"))
         .with_for_update(skip_locked=True)
@@ -172,7 +165,7 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
             alone = step.failures >= alone_from
         claimed.append(ClaimedStep(step, suspect))
     for step, _ in claimed:
-        step.state = STEP_RUNNING
+        step.state = StepState.RUNNING
         step.lease_owner = owner
         step.lease_expires_at = _expiry(now, lease_seconds)
         step.attempt += 1
@@ -186,7 +179,7 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
 def back_off_step(session: Session, step: Step, owner: str, not_before: Now) -> bool:
     """Give a step back after a failure (the try stays counted): nobody claims it again
     before ``not_before``. False if it is no longer ours."""
-    if step.lease_owner != owner or step.state != STEP_RUNNING:
+    if step.lease_owner != owner or step.state != StepState.RUNNING:
         return False
     step.lease_owner = None
     step.lease_expires_at = not_before
@@ -209,7 +202,7 @@ def give_back_steps(session: Session, owner: str, step_ids: Collection[int],
     result = session.execute(
         update(Step)
         .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
-               Step.state == STEP_RUNNING)
+               Step.state == StepState.RUNNING)
         .values(lease_owner=None, lease_expires_at=expires, failures=_one_try_fewer(Step.failures))
         .returning(Step.id), execution_options=UNSYNCED)
     return {row[0] for row in result}
@@ -238,7 +231,7 @@ def renew_steps(session: Session, owner: str, step_ids: Collection[int], now: No
     result = session.execute(
         update(Step)
         .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
-               Step.state == STEP_RUNNING)
+               Step.state == StepState.RUNNING)
         .values(lease_expires_at=_expiry(now, lease_seconds))
         .returning(Step.id)
     )
@@ -262,7 +255,7 @@ def list_workers(session: Session, now: Now) -> list[tuple[Worker, int]]:
     on now (one grouped count, not one per worker)."""
     held = dict(session.execute(
         select(Step.lease_owner, func.count())
-        .where(Step.state == STEP_RUNNING, Step.lease_expires_at >= now)
+        .where(Step.state == StepState.RUNNING, Step.lease_expires_at >= now)
         .group_by(Step.lease_owner)).tuples().all())
     workers = session.scalars(select(Worker).order_by(Worker.started_at, Worker.id))
     return [(worker, held.get(worker.id, 0)) for worker in workers]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -155,6 +155,63 @@ class Event(Base):
     created_at: Mapped[datetime.datetime]
 
 
+class StackDefinition(TypedDict):
+    """What an update changes and a rollback restores: a stack's definition."""
+
+    template: dict[str, Any]
+    parameters: dict[str, Any]
+    environment: NotRequired[dict[str, Any] | None]
+    files: NotRequired[dict[str, Any]]  # missing from operations stored before files were kept
+
+
+class AdoptedResource(TypedDict):
+    """One resource of an adopt's abandon data: what its ADOPT step records."""
+
+    resource_id: str | None
+    resource_data: dict[str, Any]
+
+
+class OperationContext(TypedDict):
+    """Who asked: the context lifecycle plugins are called with."""
+
+    tenant_id: str
+    token_tenant_id: str
+    role: str
+    request_id: str
+    username: str
+    nested_in: NotRequired[str]  # a nested stack's operation: its root stack
+
+
+class FollowUp(TypedDict):
+    """The operation to start when a cancelled one has ended (a delete)."""
+
+    action: str
+    context: OperationContext
+    timeout_seconds: int
+
+
+class OperationPayload(TypedDict, total=False):
+    """What the request carries beyond the stack row, and what was decided since."""
+
+    resources: dict[str, AdoptedResource]  # an adopt's abandon data
+    previous: StackDefinition  # an update's stored definition (a rollback's target)
+    target: StackDefinition  # an update's new definition
+    converge: bool  # an update observes its resources' backends first
+    kind: Literal["create", "update"]  # what a rollback undoes
+    planned: bool  # steps are written: resources may have been touched
+    cancelled: str  # who ended it: cancel_update, cancel_without_rollback, delete, operator
+    then: FollowUp
+
+
+class LifecycleProgress(TypedDict, total=False):
+    """Lifecycle calls made so far (each a ``CallRecord.as_dict()``)."""
+
+    pre: list[dict[str, Any]]
+    post_order: list[str]  # plugins owed a post-op, in calling order
+    post: list[dict[str, Any]]
+    outcome: str  # the stack's final status (COMPLETE or FAILED), for the post-ops
+
+
 class Operation(Base):
     """One stack request. Claimed with a lease while it is planned and while it is finished."""
 
@@ -181,12 +238,12 @@ class Operation(Base):
     # the last step is O(1) rather than a count over every step of a large stack.
     open_steps: Mapped[int] = mapped_column(Integer, default=0)
     # What the request carries beyond the stack row (adopt data, for instance).
-    payload: Mapped[Any | None] = mapped_column(JSONType)
+    payload: Mapped[OperationPayload | None] = mapped_column(JSONType)
     # Who asked (tenant, role, request id): the context lifecycle plugins are called with.
-    context: Mapped[Any] = mapped_column(JSONType, default=dict)
+    context: Mapped[OperationContext] = mapped_column(JSONType, default=dict)
     # Lifecycle calls made so far, so a worker that takes over neither repeats nor skips
-    # one: {"pre": [{"plugin", "verdict"}...], "post_order": [...], "post": [...]}.
-    lifecycle: Mapped[Any] = mapped_column(JSONType, default=dict)
+    # one.
+    lifecycle: Mapped[LifecycleProgress] = mapped_column(JSONType, default=dict)
     deadline_at: Mapped[datetime.datetime]
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]

@@ -164,7 +164,8 @@ def tree_resources(session: Session, stack_id: str, *, lock: bool = False) -> Tr
         payload = operation.payload or {}
         if payload.get("planned"):
             continue
-        template = (payload.get("target") or {}).get("template") \
+        target = payload.get("target")
+        template = (target.get("template") if target else None) \
             if operation.action == "UPDATE" else session.scalar(
                 select(Stack.template).where(Stack.id == operation.stack_id))
         unplanned.append((template, rows.get(operation.stack_id, 0)))
@@ -222,6 +223,14 @@ def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
                                      Operation.finished_at.is_(None))
              .with_for_update())
     return session.scalars(query).first()
+
+
+def request_id_of(session: Session, operation_id: str) -> str:
+    """The id of the request that started the operation ("" if not recorded): its log
+    lines and an internal-error reason carry it, so an operator can follow one request
+    from the API's log to the engine's."""
+    context = session.scalar(select(Operation.context).where(Operation.id == operation_id))
+    return str(context.get("request_id", "") if context else "")
 
 
 def add_operation(session: Session, stack: Stack, operation: Operation) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
@@ -24,6 +24,10 @@ from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
 LOG = logging.getLogger(__name__)
+
+#: The session type, for annotations in the layers that may not import sqlalchemy
+#: (services, worker): they hand sessions to ``engine.db`` and never build queries.
+DbSession: TypeAlias = Session
 
 
 class Database:

@@ -15,18 +15,8 @@ from sqlalchemy import CursorResult, Update, func, select, update
 from sqlalchemy.orm import Session, defer
 
 from engine.db.models import Operation, Step, StepDependency
-from engine.db.states import (
-    OP_FINISHING,
-    OP_RUNNING,
-    STEP_CANCELLED,
-    STEP_COMPLETE,
-    STEP_FAILED,
-    STEP_OPEN,
-    STEP_READY,
-    STEP_RUNNING,
-    STEP_WAITING,
-)
 from engine.db.wakeup import work_written
+from engine.vocabulary import OPEN_STEP_STATES, OperationState, StepState
 
 Now = datetime.datetime
 
@@ -43,12 +33,13 @@ def add_steps(session: Session, operation: Operation,
               requires: Mapping[StepKey, Sequence[StepKey]],
               types: Mapping[str, str] | None = None) -> None:
     """Write each step with its prerequisites; ready ones start READY. ``types`` gives
-    each resource's type, by name."""
+    each resource's type, by name. The operation's state is its caller's
+    (``transitions.start_steps``)."""
     types = types or {}
     steps = {
         key: Step(operation_id=operation.id, stack_id=operation.stack_id,
                   resource_name=key[0], action=key[1], prerequisites_left=len(deps),
-                  state=STEP_READY if not deps else STEP_WAITING,
+                  state=StepState.READY if not deps else StepState.WAITING,
                   resource_type=types.get(key[0]))
         for key, deps in requires.items()
     }
@@ -59,7 +50,6 @@ def add_steps(session: Session, operation: Operation,
         for key, deps in requires.items() for dep in deps
     )
     operation.open_steps = len(steps)
-    operation.state = OP_RUNNING if steps else OP_FINISHING
     work_written(session)
 
 
@@ -78,7 +68,7 @@ def save_progress(session: Session, step_id: int, owner: str, token: object,
         values["failures"] = 0
     return _rows_updated(session, (
         update(Step)
-        .where(Step.id == step_id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
+        .where(Step.id == step_id, Step.lease_owner == owner, Step.state == StepState.RUNNING)
         .values(**values)
     )) == 1
 
@@ -86,7 +76,7 @@ def save_progress(session: Session, step_id: int, owner: str, token: object,
 def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
     """Mark ``step`` done and make ready the steps waiting only on it."""
     operation = _lock_operation(session, step.operation_id)
-    if not _close(session, step, owner, now, STEP_COMPLETE, None):
+    if not _close(session, step, owner, now, StepState.COMPLETE, None):
         return False
     operation.open_steps -= 1
     waiting = select(StepDependency.step_id).where(StepDependency.prerequisite_id == step.id)
@@ -106,8 +96,8 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
     closed = set(session.scalars(
         update(Step)
         .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
-               Step.state == STEP_RUNNING)
-        .values(state=STEP_COMPLETE, failure_reason=None, finished_at=now, lease_owner=None,
+               Step.state == StepState.RUNNING)
+        .values(state=StepState.COMPLETE, failure_reason=None, finished_at=now, lease_owner=None,
                 lease_expires_at=None)
         .returning(Step.id), execution_options=UNSYNCED))
     if not closed:
@@ -130,14 +120,14 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
 def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -> bool:
     """Mark ``step`` failed; steps not yet started will never run."""
     operation = _lock_operation(session, step.operation_id)
-    if not _close(session, step, owner, now, STEP_FAILED, reason):
+    if not _close(session, step, owner, now, StepState.FAILED, reason):
         return False
     if operation.failure_reason is None:
         operation.failure_reason = reason
     cancelled = _rows_updated(session, update(Step)
                               .where(Step.operation_id == step.operation_id,
-                                     Step.state.in_((STEP_WAITING, STEP_READY)))
-                              .values(state=STEP_CANCELLED, finished_at=now))
+                                     Step.state.in_((StepState.WAITING, StepState.READY)))
+                              .values(state=StepState.CANCELLED, finished_at=now))
     operation.open_steps -= 1 + cancelled
     _finish_operation_if_done(operation)
     return True
@@ -146,10 +136,10 @@ def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -
 def cancel_open_steps(session: Session, operation: Operation, now: Now) -> list[str]:
     """Close every open step (a timeout); returns the resources that were mid-action."""
     running = list(session.scalars(select(Step.resource_name).where(
-        Step.operation_id == operation.id, Step.state == STEP_RUNNING)))
+        Step.operation_id == operation.id, Step.state == StepState.RUNNING)))
     session.execute(update(Step).where(Step.operation_id == operation.id,
-                                       Step.state.in_(STEP_OPEN))
-                    .values(state=STEP_CANCELLED, lease_owner=None, finished_at=now),
+                                       Step.state.in_(OPEN_STEP_STATES))
+                    .values(state=StepState.CANCELLED, lease_owner=None, finished_at=now),
                     execution_options=UNSYNCED)
     operation.open_steps = 0
     return running
@@ -176,7 +166,7 @@ def _close(session: Session, step: Step, owner: str, now: Now, state: str,
            reason: str | None) -> bool:
     return _rows_updated(session, (
         update(Step)
-        .where(Step.id == step.id, Step.lease_owner == owner, Step.state == STEP_RUNNING)
+        .where(Step.id == step.id, Step.lease_owner == owner, Step.state == StepState.RUNNING)
         .values(state=state, failure_reason=reason, finished_at=now, lease_owner=None,
                 lease_expires_at=None)
     )) == 1
@@ -196,12 +186,12 @@ def _release(session: Session, waiting: Any) -> None:
     """Make ready the ``waiting`` steps with no prerequisite left, and wake workers for
     them (other engines may be idle)."""
     if _rows_updated(session, update(Step).where(Step.id.in_(waiting),
-                                                 Step.state == STEP_WAITING,
+                                                 Step.state == StepState.WAITING,
                                                  Step.prerequisites_left == 0)
-                     .values(state=STEP_READY)):
+                     .values(state=StepState.READY)):
         work_written(session)
 
 
 def _finish_operation_if_done(operation: Operation) -> None:
-    if operation.open_steps <= 0 and operation.state == OP_RUNNING:
-        operation.state = OP_FINISHING
+    if operation.open_steps <= 0 and operation.state == OperationState.RUNNING:
+        operation.state = OperationState.FINISHING

@@ -3,18 +3,23 @@ row's action/status/state goes through one of these, so each is written (with it
 in one place and read by its name.
 
 Functions take the caller's session and change rows in the caller's transaction; they
-never commit. User-facing wording (Heat's status reasons) is passed in by the caller,
-which owns the words; this layer only stores them."""
+never commit. User-facing wording (Heat's status reasons, ``engine.reasons``) is passed
+in by the caller, which owns the words; this layer only stores them."""
 
 from __future__ import annotations
 
 import datetime
+import uuid
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
-from engine.db import queries
-from engine.db.models import Resource, Stack
-from engine.vocabulary import Action, Status
+from engine.db import admin, queries, steps
+from engine.db.models import Operation, OperationContext, OperationPayload, Resource, Stack
+from engine.db.wakeup import work_written
+from engine.vocabulary import Action, OperationState, Status, stack_action
+
+# --- resources ------------------------------------------------------------------------
 
 
 def set_resource_state(session: Session, stack: Stack, row: Resource, action: Action | str,
@@ -23,4 +28,233 @@ def set_resource_state(session: Session, stack: Stack, row: Resource, action: Ac
     row.action, row.status, row.status_reason, row.updated_at = action, status, reason, now
     queries.add_event(session, stack_id=stack.id, resource_name=row.name,
                       physical_resource_id=row.physical_id or "", resource_type=row.type,
+                      action=action, status=status, reason=reason, now=now)
+
+
+def mark_resource(session: Session, stack: Stack, row: Resource, action: Action | str,
+                  status: Status | str, reason: str, now: datetime.datetime) -> None:
+    """A state set by request (Heat's mark-unhealthy): the reason is written either way,
+    the event only when the state changes."""
+    if (row.action, row.status) != (action, status):
+        set_resource_state(session, stack, row, action, status, reason, now)
+    else:
+        row.status_reason, row.updated_at = reason, now
+
+
+# --- starting an operation ------------------------------------------------------------
+
+
+def new_operation(context: OperationContext, stack_id: str, action: str,
+                  now: datetime.datetime, timeout_seconds: int,
+                  payload: OperationPayload | None = None) -> Operation:
+    """A PENDING operation. ``context`` is the requester's (tenant, role, request id):
+    lifecycle plugins are called with it, as Heat calls them with the request's."""
+    return Operation(id=str(uuid.uuid4()), stack_id=stack_id, action=action,
+                     state=OperationState.PENDING, attempt=0, created_at=now,
+                     context=context.copy(), lifecycle={}, payload=payload,
+                     deadline_at=now + datetime.timedelta(seconds=timeout_seconds))
+
+
+def begin_stack(session: Session, stack: Stack, operation: Operation, reason: str,
+                now: datetime.datetime) -> None:
+    """Insert a new stack with its first operation (StackExists if the name is taken),
+    shown ``<ACTION>_IN_PROGRESS`` with ``reason`` and its first event."""
+    stack.action, stack.status = stack_action(operation.action), Status.IN_PROGRESS
+    stack.status_reason = reason
+    queries.add_stack_with_operation(session, stack, operation, now)
+
+
+def begin(session: Session, stack: Stack, operation: Operation, reason: str,
+          now: datetime.datetime) -> None:
+    """Store ``operation`` on ``stack`` (ActionInProgress if one is unfinished) and show
+    the stack ``<ACTION>_IN_PROGRESS`` with ``reason`` and its event."""
+    queries.add_operation(session, stack, operation)
+    action = operation.action
+    stack.action, stack.status = stack_action(action), Status.IN_PROGRESS
+    stack.status_reason = reason
+    if action not in (Action.DELETE, Action.ABANDON):
+        stack.updated_at = now
+    queries.add_stack_event(session, stack, now)
+
+
+def request_cancel(operation: Operation, cancelled_by: str, now: datetime.datetime) -> None:
+    """Have a worker end ``operation`` now: it claims an operation past its deadline, and
+    the payload says why, so the reason is "Operation cancelled" rather than a time-out
+    (``stop``) and whether a rollback follows."""
+    operation.payload = {**(operation.payload or {}), "cancelled": cancelled_by}
+    operation.deadline_at = now
+
+
+def cancel_then_delete(session: Session, stack: Stack, running: Operation,
+                       context: OperationContext, timeout_seconds: int, reason: str,
+                       now: datetime.datetime) -> None:
+    """Have ``running`` ended now (without rollback) and a DELETE follow it, as Heat's
+    delete of a busy stack does (``conclude`` starts it); the stack shows the delete
+    from now, with ``reason``."""
+    running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
+        "action": Action.DELETE, "context": context.copy(),
+        "timeout_seconds": timeout_seconds}}
+    running.deadline_at = now
+    stack.action, stack.status = Action.DELETE, Status.IN_PROGRESS
+    stack.status_reason = reason
+    queries.add_stack_event(session, stack, now)
+
+
+# --- a worker's phases ----------------------------------------------------------------
+
+
+def start_steps(session: Session, operation: Operation,
+                requires: Mapping[steps.StepKey, Sequence[steps.StepKey]],
+                types: Mapping[str, str]) -> None:
+    """The plan is written as steps: the operation is RUNNING (FINISHING when the plan
+    has none), and from now on its resources may be touched (``planned``)."""
+    operation.payload = {**(operation.payload or {}), "planned": True}
+    steps.add_steps(session, operation, requires, types)
+    operation.state = OperationState.RUNNING if operation.open_steps \
+        else OperationState.FINISHING
+
+
+def stop(operation: Operation, failure_reason: str) -> None:
+    """The operation acts no more (a time-out, a cancel, a denial, a plan that failed):
+    it is FINISHING, failed with ``failure_reason``."""
+    operation.failure_reason = failure_reason
+    operation.state = OperationState.FINISHING
+
+
+def abort_open_steps(session: Session, operation: Operation, stack: Stack, reason: str,
+                     now: datetime.datetime) -> None:
+    """Cancel the operation's open steps; the resources they were acting on are FAILED
+    with ``reason``, so none is left IN_PROGRESS under a stack that ended."""
+    for name in steps.cancel_open_steps(session, operation, now):
+        row = queries.get_resource(session, stack, name)
+        set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
+
+
+def mark_stack_deleted(session: Session, stack: Stack, now: datetime.datetime) -> None:
+    """A completed delete (its resources removed) or abandon (its resources forgotten):
+    the stack row stays, soft-deleted, without resources or outputs."""
+    queries.delete_resources(session, stack.id)
+    stack.deleted_at = now
+    stack.outputs = None
+
+
+def conclude(session: Session, operation: Operation, stack: Stack, status: Status,
+             reason: str, now: datetime.datetime) -> None:
+    """Write the stack's final state with ``reason`` and its event, and close the
+    operation: NOTIFYING while post-ops are owed, else COMPLETE or FAILED. When a delete
+    cancelled the operation, the delete is started instead (the stack shows it already)."""
+    # finished_at frees the stack for its next operation (written first: the
+    # one-unfinished-operation index must see it before a follow-up is inserted);
+    # that one still waits for the post-ops (see leases.claim_operations).
+    operation.finished_at = now
+    session.flush()
+    follow_up = (operation.payload or {}).get("then")
+    if follow_up:
+        # The stack already shows the delete, which starts now (after this operation's
+        # post-ops).
+        session.add(new_operation(follow_up["context"], stack.id, follow_up["action"],
+                                  now, int(follow_up["timeout_seconds"])))
+        work_written(session)
+    else:
+        # Heat has no ABANDON stack state: an abandoned stack ends as deleted.
+        stack.action, stack.status = stack_action(operation.action), status
+        stack.status_reason = reason
+        queries.add_stack_event(session, stack, now)
+    operation.lifecycle = {**operation.lifecycle, "outcome": status}
+    if operation.lifecycle.get("post_order"):
+        operation.state = OperationState.NOTIFYING
+    else:
+        operation.state = (OperationState.FAILED if status == Status.FAILED
+                           else OperationState.COMPLETE)
+
+
+def start_rollback(session: Session, failed: Operation, stack: Stack, reason: str,
+                   now: datetime.datetime) -> None:
+    """Queue the rollback of a failed create or update as an operation of its own (with
+    its own lifecycle calls; it waits for the failed one's post-ops); the stack shows
+    ``ROLLBACK_IN_PROGRESS`` with ``reason`` from now."""
+    payload = failed.payload or {}
+    rollback: OperationPayload
+    if failed.action == Action.UPDATE:
+        rollback = {"kind": "update", "target": payload["previous"],
+                    "previous": payload["target"]}
+    else:
+        rollback = {"kind": "create"}
+    timeout = int((failed.deadline_at - failed.created_at).total_seconds())
+    session.add(new_operation(failed.context, stack.id, Action.ROLLBACK, now,
+                              max(timeout, 60), rollback))
+    work_written(session)
+    stack.action, stack.status = Action.ROLLBACK, Status.IN_PROGRESS
+    stack.status_reason = reason
+    queries.add_stack_event(session, stack, now)
+
+
+def settle(operation: Operation) -> None:
+    """Post-ops done (or given up): the operation is COMPLETE or FAILED, as its stack."""
+    failed = operation.lifecycle.get("outcome") == Status.FAILED
+    operation.state = OperationState.FAILED if failed else OperationState.COMPLETE
+
+
+def give_up(session: Session, operation: Operation, stack: Stack, aborted: str,
+            reason: str, now: datetime.datetime) -> None:
+    """End an operation whose phase kept failing, nothing of that phase run again: its
+    open steps' resources FAILED with ``aborted``, the stack FAILED with ``reason``."""
+    abort_open_steps(session, operation, stack, aborted, now)
+    operation.failure_reason = reason
+    conclude(session, operation, stack, Status.FAILED, reason, now)
+
+
+def abandon(session: Session, operation: Operation, reason: str,
+            now: datetime.datetime) -> None:
+    """Giving up failed too: end the operation with the fewest writes, no post-ops, no
+    follow-up operation, the stack FAILED with ``reason`` unless its state is written
+    already. Only scalar columns are written, so a value that cannot be stored (an
+    output, a lifecycle record) is not written again."""
+    if operation.finished_at is not None:
+        settle(operation)
+        return
+    steps.cancel_open_steps(session, operation, now)
+    stack = queries.load_stack(session, operation.stack_id)
+    operation.failure_reason = reason
+    stack.action = stack_action(operation.action)
+    stack.status, stack.status_reason = Status.FAILED, reason
+    queries.add_stack_event(session, stack, now)
+    operation.finished_at = now
+    operation.state = OperationState.FAILED
+
+
+# --- the operator's repairs -----------------------------------------------------------
+
+
+def end_operation(session: Session, stack: Stack, operation: Operation, reason: str,
+                  now: datetime.datetime) -> None:
+    """End ``operation`` at once, without its worker: its open steps cancelled, the
+    stack's resources mid-action FAILED and the operation FAILED, all with ``reason``,
+    and its lease dropped. No post-ops are called."""
+    steps.cancel_open_steps(session, operation, now)
+    for row in admin.in_progress_resources(session, stack.id):
+        set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
+    operation.state = OperationState.FAILED
+    operation.failure_reason = reason
+    operation.finished_at = operation.updated_at = now
+    operation.lease_owner = operation.lease_expires_at = None
+
+
+def reset_stack(session: Session, stack: Stack, action: str, status: Status | str,
+                reason: str, now: datetime.datetime) -> None:
+    """Set the stack's state by hand, with its event."""
+    stack.action, stack.status = action, status
+    stack.status_reason = reason
+    stack.updated_at = now
+    queries.add_stack_event(session, stack, now)
+
+
+def add_replaced_resource_event(session: Session, stack: Stack, row: Resource,
+                                physical_id: str | None, resource_type: str,
+                                action: Action | str, status: Status | str, reason: str,
+                                now: datetime.datetime) -> None:
+    """An event of the physical resource an update replaced (kept in ``row.replaced``
+    until its cleanup). The row is the replacement's: its state is not changed."""
+    queries.add_event(session, stack_id=stack.id, resource_name=row.name,
+                      physical_resource_id=physical_id or "", resource_type=resource_type,
                       action=action, status=status, reason=reason, now=now)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.db.models import OperationPayload
 from engine.errors import BadRequest
 from engine.template.parameters import MASK, hidden_names
 from engine.template.parse import document
 
 
-def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], OperationPayload]:
     """(the create body the adopt amounts to, the operation payload)."""
     data = _parse(body["adopt_stack_data"])
     template = data["template"]
@@ -43,7 +44,7 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, An
                 (entry or {}).get("resource_data") or {}, Mapping):
             raise BadRequest(reason=f"Invalid adopt data: resource {name} must be a map, "
                                     "its resource_data too")
-    payload = {"resources": {
+    payload: OperationPayload = {"resources": {
         name: {"resource_id": (entry or {}).get("resource_id"),
                "resource_data": (entry or {}).get("resource_data") or {}}
         for name, entry in resources.items()}}

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine import budget
+from engine import budget, reasons
 from engine.context import RequestContext
 from engine.db.models import Stack
 from engine.errors import BadRequest, RequestLimitExceeded, StackValidationFailed
@@ -86,7 +86,7 @@ class Proposals:
         timeout = timeout_mins * 60 if timeout_mins else self._limits.default_timeout_seconds
         stack = Stack(
             id=stack_id, tenant_id=ctx.tenant_id, name=name, action=Action.CREATE,
-            status=Status.IN_PROGRESS, status_reason=f"Stack {Action.CREATE} started",
+            status=Status.IN_PROGRESS, status_reason=reasons.stack_started(Action.CREATE),
             description=ir.description, template=doc.data,
             parameters=parameters, environment=environment, files=files,
             outputs=None, tags=stack_requests.tags(body.get("tags")),

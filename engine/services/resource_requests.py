@@ -13,8 +13,9 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.db import queries, signals
+from engine.db import queries, signals, transitions
 from engine.db.models import Resource, Stack
+from engine.db.session import DbSession
 from engine.errors import (
     BadRequest,
     KilnError,
@@ -32,6 +33,7 @@ from engine.template.functions import Deferred, ParseContext, parse_value, resol
 from engine.template.parameters import redact
 from engine.template.parse import from_data
 from engine.template.versions import HOT_KEY, find_hot_version
+from engine.vocabulary import Action, Status
 
 MARK_UNHEALTHY = "mark_unhealthy"
 STATUS_REASON = "resource_status_reason"
@@ -106,24 +108,18 @@ def find_resource(rows: Sequence[Resource], stack_name: str, name_or_physical_id
     return matches[0]
 
 
-def mark_unhealthy(session: Any, stack: Stack, row: Resource, unhealthy: bool, reason: str,
-                   now: datetime.datetime) -> None:
+def mark_unhealthy(session: DbSession, stack: Stack, row: Resource, unhealthy: bool,
+                   reason: str, now: datetime.datetime) -> None:
     """Heat's rules: unhealthy -> CHECK_FAILED unless the resource is being (or was)
     deleted; healthy -> CHECK_COMPLETE only from CHECK_FAILED; anything else changes
     nothing. An event is written when the state changes."""
-    before = (row.action, row.status)
-    if unhealthy and row.action != "DELETE":
-        after = ("CHECK", "FAILED")
-    elif not unhealthy and before == ("CHECK", "FAILED"):
-        after = ("CHECK", "COMPLETE")
+    if unhealthy and row.action != Action.DELETE:
+        action, status = Action.CHECK, Status.FAILED
+    elif not unhealthy and (row.action, row.status) == (Action.CHECK, Status.FAILED):
+        action, status = Action.CHECK, Status.COMPLETE
     else:
         return
-    row.action, row.status = after
-    row.status_reason, row.updated_at = reason, now
-    if after != before:
-        queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                          physical_resource_id=row.physical_id or "", resource_type=row.type,
-                          action=row.action, status=row.status, reason=reason, now=now)
+    transitions.mark_resource(session, stack, row, action, status, reason, now)
 
 
 # --- signals ----------------------------------------------------------------------------
@@ -143,8 +139,8 @@ def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str) ->
     return row
 
 
-def deliver_signal(session: Any, stack: Stack, row: Resource, details: Mapping[str, Any] | None,
-                   registry: ResourceTypeRegistry,
+def deliver_signal(session: DbSession, stack: Stack, row: Resource,
+                   details: Mapping[str, Any] | None, registry: ResourceTypeRegistry,
                    clock: Callable[[], datetime.datetime]) -> None:
     """Let the resource's type accept ``details`` (400 ``signal is not supported for
     resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event."""

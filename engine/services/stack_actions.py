@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import queries, transitions
 from engine.db.models import Stack
-from engine.db.session import Database
+from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operations import start_operation
 from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
@@ -45,17 +45,14 @@ class StackActions:
                 start_operation(session, ctx, name, stack_id, RUNS[action], now,
                                 self._default_timeout)
 
-    def _cancel(self, session: Any, ctx: RequestContext, name: str, stack_id: str,
+    def _cancel(self, session: DbSession, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
         stack, operation = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
         allowed = ("UPDATE",) if action == "cancel_update" else ("CREATE", "UPDATE")
         if stack.status != "IN_PROGRESS" or stack.action not in allowed or operation is None:
             raise BadRequest(reason=f"Cancelling update when stack is "
                                     f"{stack.action}_{stack.status} is not supported.")
-        # A worker claims an operation past its deadline and ends it; the payload says
-        # why, so the reason is Heat's "Operation cancelled" rather than a timeout.
-        operation.payload = {**(operation.payload or {}), "cancelled": action}
-        operation.deadline_at = now
+        transitions.request_cancel(operation, action, now)
 
     def abandon(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         """``DELETE .../abandon``: the data to adopt the stack elsewhere; the stack record
@@ -72,7 +69,7 @@ class StackActions:
         with self._db.read() as session:
             return self._data(session, ctx, name, stack_id)
 
-    def _data(self, session: Any, ctx: RequestContext, name: str,
+    def _data(self, session: DbSession, ctx: RequestContext, name: str,
               stack_id: str) -> dict[str, Any]:
         stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
         if stack.deleted_at is not None:

@@ -11,16 +11,17 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine import reasons
 from engine.context import RequestContext
-from engine.db import operations, queries
-from engine.db.models import Stack
+from engine.db import queries, transitions
+from engine.db.models import OperationPayload, Stack, StackDefinition
 from engine.db.session import Database
 from engine.errors import BadRequest, EntityNotFound, RequestLimitExceeded
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services import stack_requests, update_preview
 from engine.services.adopt import adopt_request
-from engine.services.operations import new_operation, request_context, start_operation
+from engine.services.operations import request_context, start_operation
 from engine.services.proposals import Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
 from engine.services.updates import check_immutable, update_body
@@ -41,7 +42,8 @@ class StackWrites:
     def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
         stack_requests.check_body(body)
         stack_requests.refuse_converge(body)
-        action, payload = Action.CREATE, None
+        action = Action.CREATE
+        payload: OperationPayload | None = None
         if body.get("adopt_stack_data") is not None:
             action = Action.ADOPT
             body, payload = adopt_request(body)
@@ -49,9 +51,9 @@ class StackWrites:
             stack_requests.check_body(body)
         proposal = self._proposals.propose(ctx, body, stack_name(body), str(uuid.uuid4()))
         stack = proposal.stack
-        stack.action, stack.status_reason = action, f"Stack {action} started"
-        operation = new_operation(ctx, stack.id, action, stack.created_at,
-                                  proposal.timeout_seconds, payload)
+        operation = transitions.new_operation(request_context(ctx), stack.id, action,
+                                              stack.created_at, proposal.timeout_seconds,
+                                              payload)
         with self._db.transaction() as session:
             # Counted in the inserting transaction; two creates racing at the very limit
             # may both pass (the quota lifecycle plugin holds the exact count if needed).
@@ -60,7 +62,8 @@ class StackWrites:
                 raise RequestLimitExceeded(reason=f"You have reached the maximum stacks per "
                                                   f"tenant, {limit}. Please delete some "
                                                   "stacks.")
-            queries.add_stack_with_operation(session, stack, operation, stack.created_at)
+            transitions.begin_stack(session, stack, operation, reasons.stack_started(action),
+                                    stack.created_at)
             return stack_record(proposal.ir, stack)
 
     def update(self, ctx: RequestContext, name: str, stack_id: str, body: Mapping[str, Any],
@@ -80,11 +83,11 @@ class StackWrites:
                     ctx, update_body(update_preview.stored_request(stack), body, patch=patch),
                     stack.name, stack.id)
                 check_immutable(self._irs.if_valid(stack), new.ir)
-                payload = {"previous": _definition(stack), "target": _definition(new.stack),
-                           # Heat's "observe reality": resources whose type can read its
-                           # backend put back what drifted (specs/aws-resources.rst).
-                           "converge": stack_requests.flag(body.get("converge", False),
-                                                           "converge")}
+                payload: OperationPayload = {
+                    "previous": _definition(stack), "target": _definition(new.stack),
+                    # Heat's "observe reality": resources whose type can read its
+                    # backend put back what drifted (specs/aws-resources.rst).
+                    "converge": stack_requests.flag(body.get("converge", False), "converge")}
                 start_operation(session, ctx, name, stack_id, Action.UPDATE, self._clock(),
                                 self._limits.default_timeout_seconds, payload,
                                 timeout_seconds=new.timeout_seconds)
@@ -104,11 +107,12 @@ class StackWrites:
                                     self._limits.default_timeout_seconds)
                     return
                 timeout = (stack.timeout_mins or 0) * 60 or self._limits.default_timeout_seconds
-                operations.cancel_then_delete(session, stack, running, request_context(ctx),
-                                              timeout, self._clock())
+                transitions.cancel_then_delete(session, stack, running, request_context(ctx),
+                                               timeout, reasons.stack_started(Action.DELETE),
+                                               self._clock())
 
 
-def _definition(stack: Stack) -> dict[str, Any]:
+def _definition(stack: Stack) -> StackDefinition:
     """What an update changes and a rollback restores."""
     return {"template": stack.template, "parameters": stack.parameters,
             "environment": stack.environment, "files": stack.files}

@@ -26,6 +26,7 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine import reasons
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack
 from engine.errors import KilnError
@@ -42,6 +43,7 @@ from engine.services.attributes import ReadOnlyRuntime, read_attributes
 from engine.services.resource_requests import static_metadata
 from engine.template.functions import Deferred, resolve
 from engine.template.parameters import redact
+from engine.vocabulary import Action, Status
 
 Clock = Callable[[], datetime.datetime]
 RuntimeFor = Callable[[str], Runtime]
@@ -268,8 +270,8 @@ def pre_op_stacks(stack: Stack, new: Stack) -> tuple[Redefined, Redefined]:
     UPDATE_IN_PROGRESS with the request's tags, timeout and rollback flag, the first
     with the stored definition and the second with the new one."""
     previous = Redefined(
-        id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action="UPDATE",
-        status="IN_PROGRESS", status_reason="Stack UPDATE started",
+        id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=Action.UPDATE,
+        status=Status.IN_PROGRESS, status_reason=reasons.stack_started(Action.UPDATE),
         template=stack.template, parameters=stack.parameters or {},
         environment=stack.environment or {}, files=stack.files or {}, tags=new.tags,
         timeout_mins=new.timeout_mins, disable_rollback=new.disable_rollback)

@@ -13,11 +13,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine import budget
-from engine.db import operations, queries
-from engine.db.models import Stack
-from engine.db.operations import new_operation
-from engine.db.session import Database
+from engine import budget, reasons
+from engine.db import queries, transitions
+from engine.db.models import OperationContext, Stack, StackDefinition
+from engine.db.session import Database, DbSession
 from engine.errors import RequestLimitExceeded
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.resources.nested import NestedState
@@ -25,6 +24,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.template.environment import Environment
 from engine.template.loader import written_resources
 from engine.template.parse import SourceDocument, document
+from engine.vocabulary import Action
 
 Clock = Callable[[], datetime.datetime]
 # Heat's default timeout of a stack, when neither the child nor the parent has one.
@@ -69,15 +69,16 @@ class WorkerNestedStacks:
             _check_total(session, parent.id, definition.pop("resources"))
             minutes = timeout_mins or parent.timeout_mins
             stack = Stack(
-                id=child_id, tenant_id=parent.tenant_id, name=name, action="CREATE",
-                status="IN_PROGRESS", status_reason="Stack CREATE started",
+                id=child_id, tenant_id=parent.tenant_id, name=name,
                 description=definition.pop("description"), outputs=None, tags=[],
                 disable_rollback=True, timeout_mins=minutes, owner=parent.owner,
                 created_at=now, owner_id=parent.id, parent_resource=self._resource,
                 nested_depth=depth, **definition)
-            operation = new_operation(_context(parent), child_id, "CREATE", now,
-                                      (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS)
-            queries.add_stack_with_operation(session, stack, operation, now)
+            operation = transitions.new_operation(
+                _context(parent), child_id, Action.CREATE, now,
+                (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS)
+            transitions.begin_stack(session, stack, operation,
+                                    reasons.stack_started(Action.CREATE), now)
         return child_id
 
     def update(self, stack_id: str, template: Any, parameters: Mapping[str, Any], *,
@@ -91,20 +92,25 @@ class WorkerNestedStacks:
             target.pop("description")
             resources = target.pop("resources")
             running = queries.unfinished_operation(session, stack_id)
-            if running is not None and running.action == "UPDATE" and _same_definition(
+            if running is not None and running.action == Action.UPDATE and _same_definition(
                     (running.payload or {}).get("target") or {}, target):
                 return
             # The child's resources are counted as its new template's, not twice.
             _check_total(session, parent.id, resources - queries.count_resources(
                 session, stack_id))
             stack.facade = target.pop("facade")
-            previous = {"template": stack.template, "parameters": stack.parameters,
-                        "environment": stack.environment, "files": stack.files}
+            previous: StackDefinition = {
+                "template": stack.template, "parameters": stack.parameters,
+                "environment": stack.environment, "files": stack.files}
+            definition: StackDefinition = {
+                "template": target["template"], "parameters": target["parameters"],
+                "environment": target["environment"], "files": target["files"]}
             stack.timeout_mins = timeout_mins or stack.timeout_mins
-            operations.begin(session, stack, new_operation(
-                _context(parent), stack_id, "UPDATE", now,
+            transitions.begin(session, stack, transitions.new_operation(
+                _context(parent), stack_id, Action.UPDATE, now,
                 (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS,
-                {"previous": previous, "target": target}), now)
+                {"previous": previous, "target": definition}),
+                reasons.stack_started(Action.UPDATE), now)
 
     def delete(self, stack_id: str) -> None:
         """Start deleting the child; one busy with another operation has it cancelled
@@ -117,12 +123,14 @@ class WorkerNestedStacks:
             if stack.deleted_at is not None:
                 return
             timeout = (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS
+            started = reasons.stack_started(Action.DELETE)
             if running is None:
-                operations.begin(session, stack,
-                                 new_operation(context, stack_id, "DELETE", now, timeout), now)
-            elif running.action not in ("DELETE", "ABANDON") and not (
+                transitions.begin(session, stack, transitions.new_operation(
+                    context, stack_id, Action.DELETE, now, timeout), started, now)
+            elif running.action not in (Action.DELETE, Action.ABANDON) and not (
                     running.payload or {}).get("then"):  # else a delete is already coming
-                operations.cancel_then_delete(session, stack, running, context, timeout, now)
+                transitions.cancel_then_delete(session, stack, running, context, timeout,
+                                               started, now)
 
     def act(self, stack_id: str, action: str) -> None:
         now = self._clock()
@@ -131,9 +139,10 @@ class WorkerNestedStacks:
             if running is not None and running.action == action:
                 return  # a step taken over asking again
             stack = queries.load_stack(session, stack_id)
-            operations.begin(session, stack, new_operation(
+            transitions.begin(session, stack, transitions.new_operation(
                 _context(stack), stack_id, action, now,
-                (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS), now)
+                (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS),
+                reasons.stack_started(action), now)
 
     def state(self, stack_id: str) -> NestedState | None:
         with self._db.read() as session:
@@ -158,7 +167,7 @@ class WorkerNestedStacks:
 
     # --- helpers ------------------------------------------------------------------------
 
-    def _definition(self, session: Any, parent: Stack, stack_id: str, name: str,
+    def _definition(self, session: DbSession, parent: Stack, stack_id: str, name: str,
                     template: Any, parameters: Mapping[str, Any], template_file: str
                     ) -> dict[str, Any]:
         """The child's stored definition, checked as a create checks it (errors name the
@@ -179,7 +188,7 @@ class WorkerNestedStacks:
                 "environment": environment, "files": files, "facade": facade,
                 "description": ir.description, "resources": written_resources(doc)}
 
-    def _facade(self, session: Any, parent: Stack) -> dict[str, Any]:
+    def _facade(self, session: DbSession, parent: Stack) -> dict[str, Any]:
         """The owning resource as ``resource_facade`` shows it, from the parent's stored
         definition (metadata and update policy as written)."""
         written = ((parent.template or {}).get("resources") or {}).get(self._resource) or {}
@@ -196,7 +205,7 @@ class WorkerNestedStacks:
                                              written.get("UpdatePolicy")) or {}}
 
 
-def _check_total(session: Any, parent_id: str, adding: int) -> None:
+def _check_total(session: DbSession, parent_id: str, adding: int) -> None:
     """Heat's bound on a tree of nested stacks (``_validate_nested_resources`` in
     ``heat/engine/resources/stack_resource.py``): the resources a child would add and
     every resource of its root's tree together may not pass ``max_resources_per_stack``,
@@ -217,7 +226,7 @@ def _same_definition(stored: Mapping[str, Any], target: Mapping[str, Any]) -> bo
     return all(stored.get(key) == target.get(key) for key in ("template", "parameters"))
 
 
-def _context(stack: Stack) -> dict[str, Any]:
+def _context(stack: Stack) -> OperationContext:
     """The requester a child's operations record: the stack's owner, acting for its
     tenant (lifecycle plugins see nested operations as Heat's do)."""
     return {"tenant_id": stack.tenant_id, "token_tenant_id": stack.tenant_id, "role": "",

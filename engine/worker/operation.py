@@ -16,29 +16,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from engine import budget
-from engine.db import queries, steps
+from engine import budget, reasons
+from engine.db import queries, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack
 from engine.db.models import Resource as ResourceRow
-from engine.db.operations import new_operation, request_id_of
-from engine.db.session import Database
-from engine.db.states import (
-    OP_COMPLETE,
-    OP_FAILED,
-    OP_FINISHING,
-    OP_NOTIFYING,
-    OP_PENDING,
-    OP_RUNNING,
-    STACK_ACTION,
-)
-from engine.db.wakeup import work_written
+from engine.db.session import Database, DbSession
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import (
-    ADOPT,
     CHECK,
-    CREATE,
     DELETE,
     RESUME,
     ROLLBACK,
@@ -54,6 +41,7 @@ from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
+from engine.vocabulary import Action, OperationState, Status, stack_action
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
@@ -112,7 +100,7 @@ class OperationDriver:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             return (operation is not None and operation.lease_owner == self._owner
-                    and operation.state == OP_PENDING
+                    and operation.state == OperationState.PENDING
                     and not self._rule.spent(operation.failures)
                     and not _cancelled(operation))
 
@@ -124,7 +112,7 @@ class OperationDriver:
             operation = session.get(Operation, operation_id, with_for_update=True)
             if operation is None or operation.lease_owner != self._owner:
                 return None
-            notifying = operation.state == OP_NOTIFYING
+            notifying = operation.state == OperationState.NOTIFYING
             if self._rule.spent(operation.failures):
                 outcome = self._give_up(session, operation, now)
             else:
@@ -137,20 +125,21 @@ class OperationDriver:
                 operation.failures = 1
             return outcome
 
-    def _phase(self, session: Any, operation: Operation, now: datetime.datetime
+    def _phase(self, session: DbSession, operation: Operation, now: datetime.datetime
                ) -> str | None:
-        if operation.state == OP_NOTIFYING:
+        if operation.state == OperationState.NOTIFYING:
             return str(operation.lifecycle["outcome"])
         stack = queries.load_stack(session, operation.stack_id)
-        if operation.state in (OP_PENDING, OP_RUNNING) and _cancelled(operation):
+        if operation.state in (OperationState.PENDING, OperationState.RUNNING) \
+                and _cancelled(operation):
             self._time_out(session, operation, stack, now)
-        elif operation.state == OP_PENDING:
+        elif operation.state == OperationState.PENDING:
             self._plan(session, operation, stack, now)
-        elif operation.state == OP_RUNNING and operation.deadline_at <= now:
+        elif operation.state == OperationState.RUNNING and operation.deadline_at <= now:
             self._time_out(session, operation, stack, now)
-        if operation.state == OP_FINISHING:
+        if operation.state == OperationState.FINISHING:
             self._finish(session, operation, stack, now)
-        if operation.state == OP_NOTIFYING:
+        if operation.state == OperationState.NOTIFYING:
             return str(operation.lifecycle["outcome"])
         return None
 
@@ -167,7 +156,7 @@ class OperationDriver:
                 return
             LOG.error("operation %s (%s of stack %s, request %s) failed unexpectedly while "
                       "%s, try %d of %d", operation.id, operation.action, operation.stack_id,
-                      request_id_of(session, operation.id), operation.state.lower(),
+                      queries.request_id_of(session, operation.id), operation.state.lower(),
                       operation.failures, self._rule.attempts, exc_info=exc)
             if self._rule.spent(operation.failures):
                 self._abandon(session, operation, now)
@@ -180,17 +169,12 @@ class OperationDriver:
             operation = session.get(Operation, operation_id, with_for_update=True)
             if operation is None or operation.lease_owner != self._owner:
                 raise LeaseLost(operation_id)
-            self._settle(operation)
+            transitions.settle(operation)
             release_operation(session, operation)
-
-    @staticmethod
-    def _settle(operation: Operation) -> None:
-        failed = operation.lifecycle.get("outcome") == "FAILED"
-        operation.state = OP_FAILED if failed else OP_COMPLETE
 
     # --- phases -------------------------------------------------------------------------
 
-    def _give_up(self, session: Any, operation: Operation, now: datetime.datetime
+    def _give_up(self, session: DbSession, operation: Operation, now: datetime.datetime
                  ) -> str | None:
         """End an operation whose phase kept failing (a Kiln bug, logged each time, or a
         phase that killed its workers): better a FAILED stack an operator can see than
@@ -199,55 +183,44 @@ class OperationDriver:
         are FAILED, as a time-out leaves them. Returns the outcome when post-ops are
         owed (they are told ``is_stack_failure``); when the post-ops are what kept
         failing, the operation is settled without them."""
-        request_id = request_id_of(session, operation.id)
-        if operation.state == OP_NOTIFYING:
+        request_id = queries.request_id_of(session, operation.id)
+        if operation.state == OperationState.NOTIFYING:
             LOG.error("operation %s (request %s): post-ops abandoned after %d tries",
                       operation.id, request_id, self._rule.attempts)
-            self._settle(operation)
+            transitions.settle(operation)
             return None
         stack = queries.load_stack(session, operation.stack_id)
         _owe_post_ops(operation)
-        self._abort_open_steps(session, operation, stack, now)
         reason = self._internal_error(operation, request_id)
         LOG.error("operation %s (request %s): given up after %d tries; stack %s %s",
                   operation.id, request_id, self._rule.attempts, stack.id, reason)
-        operation.failure_reason = reason
-        self._conclude(session, operation, stack, "FAILED", reason, now)
-        return "FAILED" if operation.state == OP_NOTIFYING else None
+        transitions.give_up(session, operation, stack, reasons.aborted(operation.action),
+                            reason, now)
+        _log_end(operation, stack, Status.FAILED)
+        return "FAILED" if operation.state == OperationState.NOTIFYING else None
 
-    def _abandon(self, session: Any, operation: Operation, now: datetime.datetime) -> None:
+    def _abandon(self, session: DbSession, operation: Operation, now: datetime.datetime) -> None:
         """Giving up failed too: end the operation with the fewest writes, no post-ops
         (logged), no follow-up operation. Only scalar columns are written, so a value
         that cannot be stored (an output, a lifecycle record) is not written again."""
         LOG.error("operation %s: giving up failed too; ending it without post-ops",
                   operation.id)
-        request_id = request_id_of(session, operation.id)
-        if operation.finished_at is None:
-            steps.cancel_open_steps(session, operation, now)
-            stack = queries.load_stack(session, operation.stack_id)
-            reason = self._internal_error(operation, request_id)
-            operation.failure_reason = reason
-            stack.action = STACK_ACTION.get(operation.action, operation.action)
-            stack.status, stack.status_reason = "FAILED", reason
-            queries.add_stack_event(session, stack, now)
-            operation.finished_at = now
-            operation.state = OP_FAILED
-        else:
-            self._settle(operation)  # the stack's state is written already
+        request_id = queries.request_id_of(session, operation.id)
+        transitions.abandon(session, operation, self._internal_error(operation, request_id),
+                            now)
         release_operation(session, operation)
 
     def _internal_error(self, operation: Operation, request_id: str) -> str:
         error = self._rule.internal_error(f"operation {operation.id}", request_id)
-        return f"Stack {operation.action} failed: {error.message}"
+        return reasons.stack_failed(operation.action, error.message)
 
-    def _plan(self, session: Any, operation: Operation, stack: Stack,
+    def _plan(self, session: DbSession, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
         _owe_post_ops(operation)
         pre = operation.lifecycle.get("pre", [])
         denial = next((item for item in pre if item.get("blocking")), None)
         if denial is not None:
-            operation.failure_reason = CallRecord(**denial).summary()
-            operation.state = OP_FINISHING
+            transitions.stop(operation, CallRecord(**denial).summary())
             return
         action, payload = operation.action, operation.payload or {}
         rows = {row.name: row for row in queries.list_resources(session, stack.id)}
@@ -276,8 +249,7 @@ class OperationDriver:
             except KilnError as exc:
                 # The template was valid when accepted; a type uninstalled since is the
                 # usual cause. Fail the operation rather than the worker.
-                operation.failure_reason = f"Resource {action} failed: {exc}"
-                operation.state = OP_FINISHING
+                transitions.stop(operation, reasons.resource_failed(action, exc))
                 return
             for name, node in ir.resources.items():
                 if name in rows:
@@ -291,63 +263,48 @@ class OperationDriver:
                     data={}, requires=sorted(node.requires), created_at=now, updated_at=now))
             plan = (plan_update(ir, stored, action) if action in (UPDATE, ROLLBACK)
                     else plan_create(ir, action))
-        operation.payload = {**payload, "planned": True}  # resources may now be touched
         types = {name: row.type for name, row in rows.items()}
         if ir is not None:
             types.update({name: node.type_name for name, node in ir.resources.items()})
-        steps.add_steps(session, operation,
-                        {step.key: sorted(step.requires) for step in plan.steps}, types)
+        transitions.start_steps(session, operation,
+                                {step.key: sorted(step.requires) for step in plan.steps},
+                                types)
 
-    def _time_out(self, session: Any, operation: Operation, stack: Stack,
+    def _time_out(self, session: DbSession, operation: Operation, stack: Stack,
                   now: datetime.datetime) -> None:
         """End a running operation past its deadline, or one a tenant cancelled."""
         _owe_post_ops(operation)
-        self._abort_open_steps(session, operation, stack, now)
-        operation.failure_reason = (
-            f"Resource {operation.action} failed: Operation cancelled" if _cancelled(operation)
-            else f"{operation.action.capitalize()} timed out")
-        operation.state = OP_FINISHING
+        transitions.abort_open_steps(session, operation, stack,
+                                     reasons.aborted(operation.action), now)
+        transitions.stop(operation, reasons.operation_cancelled(operation.action)
+                         if _cancelled(operation) else reasons.timed_out(operation.action))
 
-    @staticmethod
-    def _abort_open_steps(session: Any, operation: Operation, stack: Stack,
-                          now: datetime.datetime) -> None:
-        """Cancel the operation's open steps; the resources they were acting on are
-        FAILED, so none is left IN_PROGRESS under a stack that ended."""
-        for name in steps.cancel_open_steps(session, operation, now):
-            row = queries.get_resource(session, stack, name)
-            reason = f"{operation.action} aborted"
-            row.status, row.status_reason, row.updated_at = "FAILED", reason, now
-            queries.add_event(session, stack_id=stack.id, resource_name=name,
-                              physical_resource_id=row.physical_id or "",
-                              resource_type=row.type, action=row.action, status="FAILED",
-                              reason=reason, now=now)
-
-    def _finish(self, session: Any, operation: Operation, stack: Stack,
+    def _finish(self, session: DbSession, operation: Operation, stack: Stack,
                 now: datetime.datetime) -> None:
         failed = operation.failure_reason is not None
         action = operation.action
-        if action in (UPDATE, ROLLBACK):
+        if action in (Action.UPDATE, Action.ROLLBACK):
             queries.drop_deleted_resources(session, stack.id)  # what the update removed
-        if action in (CREATE, ADOPT, UPDATE, ROLLBACK):
+        if action in (Action.CREATE, Action.ADOPT, Action.UPDATE, Action.ROLLBACK):
             stack.outputs = self._outputs(session, operation.id, stack)
         if failed:
-            status, reason = "FAILED", operation.failure_reason or ""
+            status, reason = Status.FAILED, operation.failure_reason or ""
         else:
-            status, reason = "COMPLETE", f"Stack {action} completed successfully"
-            if action == CHECK:
+            status, reason = Status.COMPLETE, reasons.stack_completed(action)
+            if action == Action.CHECK:
                 reason += self._check_caveat(session, stack)
-            if action in (DELETE, ABANDON):
+            if action in (Action.DELETE, Action.ABANDON):
                 # Abandon forgets the resources; delete has removed them.
-                queries.delete_resources(session, stack.id)
-                stack.deleted_at = now
-                stack.outputs = None
-            if action in (UPDATE, ROLLBACK):
+                transitions.mark_stack_deleted(session, stack, now)
+            if action in (Action.UPDATE, Action.ROLLBACK):
                 self._settle_requires(session, operation.id, stack)
-        self._conclude(session, operation, stack, status, reason, now)
+        transitions.conclude(session, operation, stack, status, reason, now)
+        _log_end(operation, stack, status)
         if failed and _rolls_back(operation, stack):
-            self._start_rollback(session, operation, stack, now)
+            transitions.start_rollback(session, operation, stack,
+                                       reasons.stack_started(Action.ROLLBACK), now)
 
-    def _settle_requires(self, session: Any, operation_id: str, stack: Stack) -> None:
+    def _settle_requires(self, session: DbSession, operation_id: str, stack: Stack) -> None:
         """After a completed update only the new template's dependencies hold."""
         try:
             ir = self._irs.of(operation_id, stack)
@@ -357,64 +314,17 @@ class OperationDriver:
             if row.name in ir.resources:
                 row.requires = sorted(ir.resources[row.name].requires)
 
-    @staticmethod
-    def _start_rollback(session: Any, failed: Operation, stack: Stack,
-                        now: datetime.datetime) -> None:
-        """Queue the rollback of a failed create or update as an operation of its own
-        (with its own lifecycle calls); it waits for the failed one's post-ops."""
-        payload = failed.payload or {}
-        if failed.action == UPDATE:
-            rollback = {"kind": "update", "target": payload["previous"],
-                        "previous": payload["target"]}
-        else:
-            rollback = {"kind": "create"}
-        timeout = int((failed.deadline_at - failed.created_at).total_seconds())
-        session.add(new_operation(failed.context or {}, stack.id, ROLLBACK, now,
-                                  max(timeout, 60), rollback))
-        work_written(session)
-        stack.action, stack.status = ROLLBACK, "IN_PROGRESS"
-        stack.status_reason = "Stack ROLLBACK started"
-        queries.add_stack_event(session, stack, now)
-
-    def _check_caveat(self, session: Any, stack: Stack) -> str:
+    def _check_caveat(self, session: DbSession, stack: Stack) -> str:
         """Heat's suffix when some resource types have no real check."""
         for row in queries.list_resources(session, stack.id):
             cls = self._registry.for_stored(row.type)
             if cls is None or not cls.check_supported:
-                return ". 'CHECK' not fully supported (see resources)"
+                return reasons.CHECK_NOT_FULLY_SUPPORTED
         return ""
-
-    @staticmethod
-    def _conclude(session: Any, operation: Operation, stack: Stack, status: str, reason: str,
-                  now: datetime.datetime) -> None:
-        """Write the final stack state and its event; close the operation."""
-        # Heat has no ABANDON stack state: an abandoned stack ends as deleted.
-        action = STACK_ACTION.get(operation.action, operation.action)
-        # finished_at frees the stack for its next operation (written first: the
-        # one-unfinished-operation index must see it before a follow-up is inserted);
-        # that one still waits for the post-ops (see leases.claim_operations).
-        operation.finished_at = now
-        session.flush()
-        follow_up = (operation.payload or {}).get("then")
-        if follow_up:
-            # A delete cancelled this operation: the stack already shows the delete,
-            # which starts now (after this operation's post-ops).
-            session.add(new_operation(follow_up["context"], stack.id, follow_up["action"],
-                                      now, int(follow_up["timeout_seconds"])))
-            work_written(session)
-        else:
-            stack.action, stack.status, stack.status_reason = action, status, reason
-            queries.add_stack_event(session, stack, now)
-        operation.lifecycle = {**operation.lifecycle, "outcome": status}
-        if operation.lifecycle.get("post_order"):
-            operation.state = OP_NOTIFYING
-        else:
-            operation.state = OP_FAILED if status == "FAILED" else OP_COMPLETE
-        LOG.info("stack %s %s %s", stack.id, action, status)
 
     # One evaluation: the outputs share one time budget (engine.budget).
     @budget.within_evaluation
-    def _outputs(self, session: Any, operation_id: str, stack: Stack
+    def _outputs(self, session: DbSession, operation_id: str, stack: Stack
                  ) -> list[dict[str, Any]]:
         """Resolve every output now; an output that fails carries ``output_error``."""
         try:
@@ -440,6 +350,10 @@ class OperationDriver:
         return outputs
 
 
+def _log_end(operation: Operation, stack: Stack, status: Status) -> None:
+    LOG.info("stack %s %s %s", stack.id, stack_action(operation.action), status)
+
+
 def _owe_post_ops(operation: Operation) -> None:
     """Every plugin whose pre-op was called is owed a post-op (the one that denied
     included), in reverse order, so each can un-make what its pre-op decided."""
@@ -457,7 +371,7 @@ def _rolls_back(operation: Operation, stack: Stack) -> bool:
     """A failed create or update is rolled back when rollback is enabled, or always
     after cancel_update; never when it failed before touching anything (a denial)."""
     payload = operation.payload or {}
-    if operation.action not in (CREATE, UPDATE) or not payload.get("planned"):
+    if operation.action not in (Action.CREATE, Action.UPDATE) or not payload.get("planned"):
         return False
     cancelled = payload.get("cancelled")
     if cancelled:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import datetime
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.leases import LeaseLost, renew_operation
-from engine.db.models import Operation, Stack
+from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database
 from engine.errors import KilnError
 from engine.lifecycle.registry import LifecycleRegistry
@@ -131,8 +131,8 @@ class Plugpoints:
             operation = session.get(Operation, operation_id, with_for_update=True)
             if operation is None or operation.lease_owner != self._owner:
                 raise LeaseLost(operation_id)
-            progress = dict(operation.lifecycle or {})
-            key = "pre" if record.phase == PRE else "post"
+            progress: LifecycleProgress = {**(operation.lifecycle or {})}
+            key: Literal["pre", "post"] = "pre" if record.phase == PRE else "post"
             progress[key] = [*progress.get(key, []), record.as_dict()]
             operation.lifecycle = progress  # a new object, so the JSON column is written
             operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
@@ -155,7 +155,7 @@ class Plugpoints:
 def _context(operation: Operation, stack: Stack) -> RequestContext:
     """The requester's context as stored with the operation (the stack's owner when the
     operation predates that record)."""
-    stored = dict(operation.context or {})
+    stored: OperationContext | dict[str, str] = operation.context or {}
     return RequestContext(tenant_id=stored.get("tenant_id", stack.tenant_id),
                           token_tenant_id=stored.get("token_tenant_id", stack.tenant_id),
                           role=stored.get("role", "member"),

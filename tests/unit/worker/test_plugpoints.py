@@ -18,7 +18,6 @@ from sqlalchemy import func, select
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.models import Operation, Resource, Step
 from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
 from engine.distributions import Origin
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
@@ -26,6 +25,7 @@ from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.services.tenants import TenantService
+from engine.vocabulary import OperationState
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, create, run
@@ -224,7 +224,7 @@ def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
         f"Lifecycle plugin b pre-op CREATE: warn: second is big "
         f"({warned.lifecycle['duration_ms']} ms)")
     [operation] = operations(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_COMPLETE, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.COMPLETE, None)
 
 
 def test_plugins_see_the_stack_before_and_after_and_who_asked(
@@ -274,7 +274,7 @@ def test_a_denial_fails_the_stack_before_any_resource_is_touched(
         "s CREATE_IN_PROGRESS", "pre a allow", "pre policy deny", "s CREATE_FAILED",
         "post policy done", "post a done"]
     [operation] = operations(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.FAILED, None)
 
 
 def test_a_pre_op_that_raises_denies_too(
@@ -412,7 +412,7 @@ def test_a_post_op_that_raises_does_not_stop_the_others(
         ("b", "error", "RuntimeError: could not release the reservation"),
         ("a", "done", "")]
     [operation] = operations(db, stack_id)
-    assert operation.state == OP_COMPLETE
+    assert operation.state == OperationState.COMPLETE
 
 
 def test_a_pre_op_past_its_timeout_fails_the_operation(
@@ -488,7 +488,7 @@ def test_a_worker_dying_during_pre_ops_leaves_the_rest_to_the_next_one(
         ("c", "pre", "CREATE", "allow"), ("c", "post", "CREATE", "done"),
         ("b", "post", "CREATE", "done"), ("a", "post", "CREATE", "done")]
     [operation] = operations(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_COMPLETE, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.COMPLETE, None)
 
 
 def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
@@ -509,7 +509,7 @@ def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
         time.sleep(0.01)
     assert status(stacks, ctx, name, stack_id) == "CREATE_FAILED"
     [operation] = operations(db, stack_id)
-    assert operation.state == OP_NOTIFYING
+    assert operation.state == OperationState.NOTIFYING
 
     clock.advance(31)
     successor = worker(db, types, clock, plugins)
@@ -523,7 +523,7 @@ def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
     assert [(p, ph) for p, ph, _, _ in calls(stacks, ctx, name, stack_id)] == [
         ("a", "pre"), ("b", "pre"), ("c", "pre"), ("c", "post"), ("b", "post"), ("a", "post")]
     [operation] = operations(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.FAILED, None)
     assert status(stacks, ctx, name, stack_id) == "CREATE_FAILED"
 
 
@@ -576,13 +576,14 @@ def test_a_new_operation_waits_while_the_previous_one_is_notifying(
     run(other, ticks=3)
     # ...but not started while the create still owes its post-op.
     created, deleting = operations(db, stack_id)
-    assert (created.action, created.state) == ("CREATE", OP_NOTIFYING)
+    assert (created.action, created.state) == ("CREATE", OperationState.NOTIFYING)
     assert (deleting.action, deleting.state, deleting.lease_owner, deleting.attempt) == (
-        "DELETE", OP_PENDING, None, 0)
+        "DELETE", OperationState.PENDING, None, 0)
     assert [entry for entry in log if entry[2] == "DELETE"] == []
 
     release.set()
-    wait_until(lambda: operations(db, stack_id)[0].state == OP_COMPLETE, "the create to close")
+    wait_until(lambda: operations(db, stack_id)[0].state == OperationState.COMPLETE,
+               "the create to close")
     run(other)
     assert status(stacks, ctx, name, stack_id) == "DELETE_COMPLETE"
     assert log == [("slow", "pre", "CREATE", None), ("slow", "post", "CREATE", False),
@@ -597,7 +598,7 @@ def test_without_plugins_an_operation_never_waits_to_notify(
     run(worker(db, types, clock, []))
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     [operation] = operations(db, stack_id)
-    assert operation.state == OP_COMPLETE
+    assert operation.state == OperationState.COMPLETE
     assert "post_order" in operation.lifecycle and operation.lifecycle["post_order"] == []
     assert stacks.lifecycle_calls(ctx, name, stack_id) == []
 
@@ -657,7 +658,7 @@ def test_post_ops_that_keep_failing_are_abandoned_and_free_the_stack(
         ctx: RequestContext, log: list[Entry], release: threading.Event) -> None:
     name, stack_id, _ = abandon_post_ops(db, types, clock, stacks, ctx, log, release)
     [operation] = operations(db, stack_id)
-    assert operation.state == OP_COMPLETE
+    assert operation.state == OperationState.COMPLETE
     assert [entry[:2] for entry in log if entry[1] == "post"] == [("b", "post")]  # not a
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     stacks.delete(ctx, name, stack_id)

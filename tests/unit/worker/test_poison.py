@@ -23,7 +23,6 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import leases
 from engine.db.models import Operation, Step
 from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, STEP_CANCELLED, STEP_RUNNING
 from engine.errors import DatabaseUnavailable, InternalError
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.base import Resource, Token
@@ -32,6 +31,7 @@ from engine.schema import Attribute
 from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
+from engine.vocabulary import OperationState, StepState
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
@@ -348,7 +348,7 @@ def test_outputs_that_cannot_be_stored_fail_the_stack_and_post_ops_hear_of_it(
     assert stack.outputs == []  # what could not be stored was not written again
     assert stacks.get_resource(ctx, name, stack_id, "u").status == "COMPLETE"
     assert log == [("audit", "pre", "CREATE", None), ("audit", "post", "CREATE", True)]
-    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.FAILED, None)
 
     # The same worker goes on serving: another stack, and a delete of this one.
     other = stacks.create(ctx, {"stack_name": "other", "template": PLAIN})
@@ -371,7 +371,7 @@ def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
 
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"  # decided before them
     operation = operation_of(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_COMPLETE, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.COMPLETE, None)
     assert log == [("audit", "pre", "CREATE", None)]
     assert any("post-ops abandoned after 3 tries" in r.getMessage()
                and operation.id in r.getMessage() for r in caplog.records)
@@ -410,7 +410,7 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     assert (stack.action, stack.status, stack.status_reason) == (
         "CREATE", "FAILED", f"Stack CREATE failed: {internal_error(f'operation {claimed}')}")
     operation = operation_of(db, stack_id)
-    assert (operation.state, operation.lease_owner) == (OP_FAILED, None)
+    assert (operation.state, operation.lease_owner) == (OperationState.FAILED, None)
     assert operation.finished_at is not None  # the stack takes its next request
     stacks.delete(ctx, name, stack_id)
     run(worker(db, types, clock))
@@ -490,7 +490,7 @@ def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
     resource = stacks.get_resource(ctx, name, stack_id, "bad")
     assert (resource.action, resource.status, resource.status_reason,
             resource.physical_id) == ("CREATE", "FAILED", reason, "thing-1")
-    assert step_of(db, stack_id, "after").state == STEP_CANCELLED
+    assert step_of(db, stack_id, "after").state == StepState.CANCELLED
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.status, stack.status_reason) == (
         "FAILED", f"Resource CREATE failed: {reason}")
@@ -582,7 +582,7 @@ def test_suspects_are_claimed_together_until_one_more_death_would_leave_no_try_a
         names = [row.resource_name for row in rows]
         for row, failures in zip(rows, counts, strict=True):
             if failures:
-                row.state, row.failures = STEP_RUNNING, failures
+                row.state, row.failures = StepState.RUNNING, failures
                 row.lease_expires_at = clock() - datetime.timedelta(seconds=1)
 
     def claim() -> dict[str, tuple[int, bool]]:
@@ -635,7 +635,7 @@ def test_a_round_that_takes_longer_than_an_evaluation_hands_the_rest_back_uncoun
     for value in values[2:]:
         step = step_of(db, stack_id, value)
         assert (step.state, step.lease_owner, step.failures, step.lease_expires_at) == (
-            STEP_RUNNING, None, 0, clock())
+            StepState.RUNNING, None, 0, clock())
 
     for _ in range(3):
         clock.advance(0.1)

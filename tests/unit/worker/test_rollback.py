@@ -12,9 +12,9 @@ import pytest
 
 from engine.context import RequestContext
 from engine.db.session import Database
-from engine.db.states import OP_COMPLETE, OP_FAILED, OP_NOTIFYING, OP_PENDING
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
+from engine.vocabulary import OperationState
 from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, run
 from tests.unit.worker.test_plugpoints import (
@@ -137,7 +137,7 @@ def test_a_timed_out_create_with_rollback_enabled_is_rolled_back(
         "ROLLBACK", "COMPLETE", "Stack ROLLBACK completed successfully")
     assert stacks.list_resources(ctx, name, stack_id, {}) == []
     assert [(op.action, op.state) for op in operations(db, stack_id)] == [
-        ("CREATE", OP_FAILED), ("ROLLBACK", OP_COMPLETE)]
+        ("CREATE", OperationState.FAILED), ("ROLLBACK", OperationState.COMPLETE)]
     assert stack_events(stacks, ctx, name, stack_id) == [
         "CREATE_IN_PROGRESS: Stack CREATE started",
         "CREATE_FAILED: Create timed out",
@@ -162,7 +162,7 @@ def test_a_timed_out_create_with_rollback_disabled_stays_failed(
     assert (stack.action, stack.status, stack.status_reason) == (
         "CREATE", "FAILED", "Create timed out")
     assert [(op.action, op.state) for op in operations(db, stack_id)] == [
-        ("CREATE", OP_FAILED)]
+        ("CREATE", OperationState.FAILED)]
     found = resources(stacks, ctx, name, stack_id)
     assert {n: s for n, (s, _) in found.items()} == {
         "quick": "CREATE_COMPLETE", "slow": "CREATE_FAILED"}
@@ -208,7 +208,8 @@ def test_a_timed_out_update_with_rollback_returns_to_the_previous_resources(
     assert template["resources"]["a"]["properties"] == {"value": "one",
                                                         "update_replace": replace}
     assert [(op.action, op.state) for op in operations(db, stack_id)] == [
-        ("CREATE", OP_COMPLETE), ("UPDATE", OP_FAILED), ("ROLLBACK", OP_COMPLETE)]
+        ("CREATE", OperationState.COMPLETE), ("UPDATE", OperationState.FAILED),
+        ("ROLLBACK", OperationState.COMPLETE)]
     assert stack_events(stacks, ctx, name, stack_id)[-3:] == [
         "UPDATE_FAILED: Update timed out",
         "ROLLBACK_IN_PROGRESS: Stack ROLLBACK started",
@@ -244,15 +245,16 @@ def test_a_rollback_is_not_claimed_while_the_failed_create_is_notifying(
     # ...but it is not started while the create still owes its post-op: the plugin has
     # not heard that the create failed, and no resource has been touched.
     created, rollback = operations(db, stack_id)
-    assert (created.action, created.state) == ("CREATE", OP_NOTIFYING)
+    assert (created.action, created.state) == ("CREATE", OperationState.NOTIFYING)
     assert (rollback.action, rollback.state, rollback.lease_owner, rollback.attempt) == (
-        "ROLLBACK", OP_PENDING, None, 0)
+        "ROLLBACK", OperationState.PENDING, None, 0)
     assert log == [("slow", "pre", "CREATE", None), ("slow", "post", "CREATE", True)]
     assert {n: s for n, (s, _) in resources(stacks, ctx, name, stack_id).items()} == {
         "fine": "CREATE_COMPLETE", "broken": "CREATE_FAILED"}
 
     release.set()
-    wait_until(lambda: operations(db, stack_id)[0].state == OP_FAILED, "the create to close")
+    wait_until(lambda: operations(db, stack_id)[0].state == OperationState.FAILED,
+               "the create to close")
     run(other)
     assert status(stacks, ctx, name, stack_id) == "ROLLBACK_COMPLETE"
     assert stacks.list_resources(ctx, name, stack_id, {}) == []
