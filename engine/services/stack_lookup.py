@@ -4,22 +4,22 @@ by one of the two (the lookups that redirect to those paths)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.models import Stack
+from engine.db.session import DbSession
 from engine.errors import EntityNotFound
 
 
-def named_stack(session: Any, ctx: RequestContext, name: str, stack_id: str) -> Stack:
+def named_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: str) -> Stack:
     """The tenant's stack ``name``/``stack_id``, soft-deleted ones too; 404 otherwise."""
     if not is_uuid(stack_id):
         raise EntityNotFound(entity="Stack", name=name)
     return queries.get_stack(session, ctx.tenant_id, name, stack_id)
 
 
-def stack_by_name_or_id(session: Any, ctx: RequestContext, name_or_id: str) -> Stack:
+def stack_by_name_or_id(session: DbSession, ctx: RequestContext, name_or_id: str) -> Stack:
     """A stack named by id (deleted ones too) or by live name; 404 otherwise."""
     stack = None
     if is_uuid(name_or_id):

@@ -19,7 +19,7 @@ from engine.context import RequestContext
 from engine.db import queries
 from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
-from engine.db.session import Database
+from engine.db.session import Database, DbSession
 from engine.errors import KilnError
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
@@ -108,7 +108,7 @@ class Plugpoints:
                          current_stack=current, is_stack_failure=is_stack_failure),
                     dict(operation.lifecycle or {}))
 
-    def _view(self, session: Any, stack: StackFacts, action: str,
+    def _view(self, session: DbSession, stack: StackFacts, action: str,
               target: bool = False) -> StackView:
         stored = {row.name: row for row in queries.list_resources(session, stack.id)}
         secrets = stack_secrets(stack)

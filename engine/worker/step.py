@@ -21,9 +21,8 @@ from engine.db import leases, queries, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
-from engine.db.operations import request_id_of
+from engine.db.queries import request_id_of
 from engine.db.session import Database
-from engine.db.states import STEP_RUNNING
 from engine.errors import DatabaseUnavailable, InternalError, KilnError
 from engine.ir.build import properties_for_runtime
 from engine.ir.model import ResolvedStack
@@ -43,6 +42,7 @@ from engine.resources.base import (
 from engine.resources.drift import Drift, drift_of, drift_reason
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
+from engine.vocabulary import StepState
 from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_secrets
 from engine.worker.step_runtime import Clock, Placements, StepRuntime
@@ -444,7 +444,7 @@ class StepRunner:
 
     def _prepare_in(self, session: Any, step: Step, now: datetime.datetime, stack: Stack,
                     row: ResourceRow) -> HeldStep | None:
-        if step.lease_owner != self._owner or step.state != STEP_RUNNING:
+        if step.lease_owner != self._owner or step.state != StepState.RUNNING:
             return None
         if self._rule.spent(step.failures):
             self._give_up(session, step, stack, row, now)
