@@ -93,7 +93,7 @@ class OperationDriver:
         return self._transition(operation_id)
 
     def _notify(self, operation_id: str, outcome: str) -> None:
-        self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == "FAILED")
+        self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == Status.FAILED)
         self._close(operation_id)
 
     def _needs_pre_ops(self, operation_id: str) -> bool:
@@ -197,7 +197,7 @@ class OperationDriver:
         transitions.give_up(session, operation, stack, reasons.aborted(operation.action),
                             reason, now)
         _log_end(operation, stack, Status.FAILED)
-        return "FAILED" if operation.state == OperationState.NOTIFYING else None
+        return Status.FAILED if operation.state == OperationState.NOTIFYING else None
 
     def _abandon(self, session: DbSession, operation: Operation, now: datetime.datetime) -> None:
         """Giving up failed too: end the operation with the fewest writes, no post-ops
