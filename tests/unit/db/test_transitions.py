@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from engine.db import steps, transitions
 from engine.db.models import Event, Operation, OperationContext, Resource, Stack, Step
 from engine.db.session import Database
-from engine.errors import ActionInProgress
+from engine.errors import ActionInProgress, StackExists
 from engine.vocabulary import Action, OperationState, Status, StepState
 from tests.unit.db.conftest import NOW, add_operation, add_resource, add_stack, later
 
@@ -71,6 +71,22 @@ def test_a_resource_s_state_is_written_with_its_event(db: Database, tenant_id: s
             "r", "phys-1", "OS::Heat::None", "UPDATE", "FAILED", "broken")
 
 
+def test_a_marked_resource_has_an_event_only_when_its_state_changes(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id)
+        row = add_resource(session, stack, "r")
+
+        transitions.mark_resource(session, stack, row, Action.CHECK, Status.FAILED, "first",
+                                  later(1))
+        transitions.mark_resource(session, stack, row, Action.CHECK, Status.FAILED,
+                                  "second", later(2))
+
+        assert (row.action, row.status, row.status_reason, row.updated_at) == (
+            "CHECK", "FAILED", "second", later(2))
+        assert events(session, stack) == [("r", "CHECK", "FAILED", "first")]
+
+
 # --- starting an operation --------------------------------------------------------------
 
 
@@ -83,6 +99,33 @@ def test_a_new_operation_is_pending_until_its_deadline(db: Database, tenant_id: 
     assert (operation.created_at, operation.deadline_at) == (NOW, later(90))
     assert operation.context == CONTEXT and operation.context is not CONTEXT
     assert (operation.payload, operation.lifecycle) == ({"converge": True}, {})
+
+
+def test_a_new_stack_is_stored_in_progress_with_its_operation_and_event(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = Stack(id="new-stack", tenant_id=tenant_id, name="new", template={},
+                      parameters={}, environment={}, files={}, tags=[], created_at=NOW)
+        operation = transitions.new_operation(CONTEXT, stack.id, Action.ADOPT, NOW, 60)
+
+        transitions.begin_stack(session, stack, operation, "Stack ADOPT started", NOW)
+
+        assert (stack.action, stack.status, stack.status_reason) == (
+            "ADOPT", "IN_PROGRESS", "Stack ADOPT started")
+        assert events(session, stack) == [
+            ("stack", "ADOPT", "IN_PROGRESS", "Stack ADOPT started")]
+        assert [op.id for op in operations(session, stack)] == [operation.id]
+
+
+def test_a_new_stack_s_name_is_its_tenant_s_own(db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        add_stack(session, tenant_id, name="taken")
+        stack = Stack(id="new-stack", tenant_id=tenant_id, name="taken", template={},
+                      parameters={}, environment={}, files={}, tags=[], created_at=NOW)
+
+        with pytest.raises(StackExists):
+            transitions.begin_stack(session, stack, transitions.new_operation(
+                CONTEXT, stack.id, Action.CREATE, NOW, 60), "Stack CREATE started", NOW)
 
 
 @pytest.mark.parametrize(("action", "shown", "touched"), [
