@@ -11,7 +11,8 @@ them into exit codes is ``engine.cli.main``::
     │   ├── EntityNotFound
     │   │   ├── ResourceNotFound
     │   │   └── OutputNotFound
-    │   └── GroupMemberNotFound
+    │   ├── GroupMemberNotFound
+    │   └── ResourceMissing .... a step's resource is not there to act on (a reason)
     ├── Conflict ............... 409
     │   ├── StackExists
     │   └── ActionInProgress
@@ -32,6 +33,8 @@ them into exit codes is ``engine.cli.main``::
     │   ├── ImmutableParameterModified
     │   ├── InvalidFilter
     │   ├── BadRequest
+    │   ├── NotSupported
+    │   │   └── NotSupported (engine.worker.step_decision: Kiln's words, Heat's name)
     │   └── RequestLimitExceeded  (every size and count limit; 400, as in Heat)
     ├── Unauthorized ........... 401
     │   └── AuthenticationRequired
@@ -331,6 +334,16 @@ class NotSupported(Invalid):
 
 class ResourceActionNotSupported(Invalid):
     msg_fmt = "{action} is not supported for resource."
+
+
+# --- why a step fails (a resource's status reason, never an HTTP answer) --------------
+
+
+class ResourceMissing(NotFound):
+    """The resource a step acts on is not there: never created, absent from the adopt
+    data, or gone from its backend. The class name starts the reason tenants read."""
+
+    msg_fmt = "{reason}"
 
 
 # --- the operator's CLI (kiln-manage) -------------------------------------------------

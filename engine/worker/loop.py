@@ -28,11 +28,12 @@ from engine.db.wakeup import WorkListener
 from engine.errors import DatabaseUnavailable
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.held_step import HeldStep
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from engine.worker.state import OperationIrs
-from engine.worker.step import HeldStep, StepRunner
+from engine.worker.step import StepRunner
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")

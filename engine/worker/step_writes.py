@@ -1,0 +1,167 @@
+"""The lease-guarded writes of a held step: its progress saved, its close and its
+failure, each on the step row and on its resource row (state, event, data, drift), in
+the caller's transaction. A write whose lease was lost raises ``LeaseLost``: the step
+is another worker's now."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from engine.db import queries, steps
+from engine.db.leases import LeaseLost
+from engine.db.models import Resource as ResourceRow
+from engine.db.models import Stack, Step
+from engine.db.transitions import add_replaced_resource_event, set_resource_state
+from engine.errors import KilnError
+from engine.resources.drift import Drift, drift_reason
+from engine.template.parameters import redact
+from engine.vocabulary import Action, Status
+from engine.worker.held_step import HeldStep, StepPhase
+
+LOG = logging.getLogger(__name__)
+# Actions that may have changed what the resource is (drift seen before is gone).
+REDEFINING = (Action.CREATE, Action.UPDATE, Action.ADOPT)
+
+
+class StepWrites:
+    """The writes of the steps ``owner`` holds (the lease owner every write checks)."""
+
+    def __init__(self, owner: str) -> None:
+        self._owner = owner
+
+    def save(self, session: Any, held: HeldStep) -> None:
+        """Save a waiting step's progress: its token, and what its handler recorded."""
+        next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)
+        if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll,
+                                   started=held.phase == StepPhase.STARTED):
+            raise LeaseLost()
+        row = self.row(session, held)
+        if held.kind == Action.CLEANUP:
+            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+        else:
+            row.data = dict(held.instance.data)
+            row.physical_id = held.instance.physical_id
+            if held.drift is not None:
+                row.drift = self._masked(held)
+        held.saved_data = dict(held.instance.data)
+        held.phase = StepPhase.WAITING
+
+    def complete_plain(self, session: Any, done: Sequence[HeldStep],
+                        now: datetime.datetime) -> set[int]:
+        """Close finished steps on resources themselves (no replacement to clean up) a
+        few statements per operation, whatever their number; the ids whose lease was
+        lost."""
+        lost: set[int] = set()
+        by_operation: dict[str, list[HeldStep]] = {}
+        for held in done:
+            by_operation.setdefault(held.operation_id, []).append(held)
+        for operation_id, group in by_operation.items():
+            closed = steps.complete_steps(session, operation_id,
+                                          [h.step_id for h in group], self._owner, now)
+            lost |= {h.step_id for h in group} - closed
+            stack = queries.load_stack(session, group[0].stack_id)
+            rows = {row.name: row for row in queries.list_resources_named(
+                session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
+            for held in group:
+                if held.step_id in closed:
+                    row = rows[held.resource_name]
+                    row.data = dict(held.instance.data)
+                    row.physical_id = held.instance.physical_id
+                    set_resource_state(session, stack, row, held.action, Status.COMPLETE,
+                                       self._record_drift(row, held), now)
+        return lost
+
+    def complete_in(self, session: Any, held: HeldStep, now: datetime.datetime) -> None:
+        """Close one finished step, a cleanup's or a restore's as well."""
+        step = session.get(Step, held.step_id)
+        if step is None or not steps.complete_step(session, step, self._owner, now):
+            raise LeaseLost()
+        row = self.row(session, held)
+        stack = queries.load_stack(session, held.stack_id)
+        if held.kind == Action.CLEANUP:
+            # The replaced resource is gone; the row is the replacement's, untouched.
+            add_replaced_resource_event(session, stack, row, held.instance.physical_id,
+                                        held.resource_type, Action.DELETE, Status.COMPLETE,
+                                        "replaced resource deleted", now)
+            row.replaced = None
+            return
+        if held.kind == Action.RESTORE:
+            set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
+                               "state changed", now)
+            replaced = row.replaced or {}
+            row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
+            row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
+            row.generation, row.replaced = replaced.get("generation", 0), None
+            set_resource_state(session, stack, row, Action.UPDATE, Status.COMPLETE,
+                               "restored the resource the update replaced", now)
+            return
+        row.data = dict(held.instance.data)
+        row.physical_id = held.instance.physical_id
+        set_resource_state(session, stack, row, held.action, Status.COMPLETE,
+                           self._record_drift(row, held), now)
+
+    def fail(self, session: Any, held: HeldStep, exc: Exception, now: datetime.datetime
+             ) -> None:
+        """Fail a held step on its handler's (or its preparing's) failure ``exc``."""
+        step = session.get(Step, held.step_id)
+        if step is None:
+            raise LeaseLost()
+        stack = queries.load_stack(session, held.stack_id)
+        row = self.row(session, held)
+        if held.kind == Action.CLEANUP:
+            # The replaced resource's own state lives in row.replaced, not the row.
+            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+        else:
+            # What the handler made before it failed is kept, so a delete finds it.
+            row.data = dict(held.instance.data)
+            row.physical_id = held.instance.physical_id
+        self.record_failure(session, step, stack, row, exc, held.secrets, now,
+                            action=held.action)
+
+    def record_failure(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+                        exc: Exception, secrets: tuple[str, ...],
+                        now: datetime.datetime, *, action: str | None = None) -> None:
+        """Fail the step and its resource ``<ACTION>_FAILED``; a cleanup's failure is
+        the replaced resource's, an event only (the row is the replacement's)."""
+        action = action or (Action.DELETE if step.action == Action.CLEANUP else step.action)
+        reason = failure_reason(exc, row.name, secrets)
+        if not isinstance(exc, KilnError):
+            LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, action,
+                     type(exc).__name__)
+        if not steps.fail_step(session, step, self._owner, now,
+                               f"Resource {action} failed: {reason}"):
+            raise LeaseLost()
+        if step.action != Action.CLEANUP:
+            set_resource_state(session, stack, row, action, Status.FAILED, reason, now)
+        else:
+            add_replaced_resource_event(session, stack, row,
+                                        (row.replaced or {}).get("physical_id"), row.type,
+                                        action, Status.FAILED, reason, now)
+
+    def _record_drift(self, row: ResourceRow, held: HeldStep) -> str:
+        """Store what a completed action learnt of the resource's drift; the reason of
+        its COMPLETE event. A create or an update without observing leaves the resource
+        as its template says, so any drift seen before is gone."""
+        if held.drift is not None:
+            row.drift = self._masked(held)
+        elif held.action in REDEFINING:
+            row.drift = None
+        return drift_reason(held.drift) if held.drift else "state changed"
+
+    @staticmethod
+    def _masked(held: HeldStep) -> Drift:
+        masked: Drift = redact(held.drift or {}, held.secrets)
+        return masked
+
+    @staticmethod
+    def row(session: Any, held: HeldStep) -> ResourceRow:
+        return queries.get_stack_resource(session, held.stack_id, held.resource_name)
+
+
+def failure_reason(exc: Exception, name: str, secrets: tuple[str, ...]) -> str:
+    """A failed resource's status reason, as Heat writes it."""
+    message = exc.message if isinstance(exc, KilnError) else str(exc)
+    return str(redact(f"{type(exc).__name__}: resources.{name}: {message}", secrets))

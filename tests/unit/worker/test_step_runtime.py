@@ -1,0 +1,96 @@
+"""The runtime a resource instance gets from the worker (``engine.worker.step_runtime``),
+on a SQLite file: its stable key, where a replaced resource's physical id goes, and
+signal tokens issued and revoked per generation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.context import RequestContext
+from engine.db import queries, signals
+from engine.db.session import Database
+from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.step_runtime import StepRuntime
+from tests.unit.conftest import Clock
+from tests.unit.worker.test_step_decision import REPLACED, Scene
+
+API_URL = "http://kiln.test"
+
+
+@pytest.fixture
+def scene(db: Database, registry: ResourceTypeRegistry, clock: Clock,
+          ctx: RequestContext) -> Scene:
+    return Scene(db, registry, clock, ctx.tenant_id)
+
+
+def runtime(scene: Scene, *, generation: int = 0, replaced: bool = False,
+            placements: Any = None) -> StepRuntime:
+    with scene.db.read() as session:
+        stack = queries.load_stack(session, scene.stack_id)
+        row_id = queries.get_stack_resource(session, scene.stack_id, "lamp").id
+        return StepRuntime(scene.db, scene.clock, stack, row_id, "lamp", generation,
+                           replaced, registry=scene.registry, api_url=API_URL,
+                           placements=placements)
+
+
+def stored(scene: Scene) -> Any:
+    with scene.db.read() as session:
+        row = queries.get_stack_resource(session, scene.stack_id, "lamp")
+        return row.physical_id, row.replaced
+
+
+def test_each_generation_has_its_own_stable_key(scene: Scene) -> None:
+    first = runtime(scene)
+    assert first.resource_key.startswith(f"{scene.stack_id}/lamp/")
+    assert first.resource_key.count("/") == 2  # as before replacements existed
+    assert runtime(scene, generation=2).resource_key == f"{first.resource_key}/2"
+    assert first.stack_name == "lamps" and first.now() == scene.clock().timestamp()
+
+
+def test_only_a_replaced_resource_writes_its_physical_id_itself(scene: Scene) -> None:
+    # The step's own write carries the resource's physical id, lease-guarded.
+    runtime(scene).record_physical_id("lamp-7", {"k": 1})
+    assert stored(scene) == ("lamp-1", None)
+
+    scene.stored(replaced=REPLACED, physical_id="lamp-2", generation=1)
+    runtime(scene, replaced=True).record_physical_id("lamp-0", {"k": 2})
+    assert stored(scene) == ("lamp-2", {**REPLACED, "physical_id": "lamp-0",
+                                        "data": {"k": 2}})
+
+
+def test_signal_tokens_are_stored_hashed_for_one_generation(scene: Scene) -> None:
+    lamp = runtime(scene)
+    issued = lamp.issue_signal_token()
+    assert issued.url == (f"{API_URL}/v1/{lamp.tenant_id}/stacks/lamps/{scene.stack_id}"
+                          "/resources/lamp/signal")
+
+    def found(secret: str) -> str | None:
+        with scene.db.read() as session:
+            return signals.find_signal_token(
+                session, secret, tenant_id=lamp.tenant_id, stack_name="lamps",
+                stack_id=scene.stack_id, resource_name="lamp")
+
+    assert found(issued.secret) is not None
+    assert found(issued.secret + "x") is None
+    runtime(scene, generation=1).revoke_signal_tokens()  # another generation's
+    assert found(issued.secret) is not None
+    lamp.revoke_signal_tokens()
+    assert found(issued.secret) is None
+
+    with pytest.raises(RuntimeError):
+        runtime(scene, replaced=True).issue_signal_token()
+
+
+def test_a_placement_is_asked_of_the_lifecycle_plugins_by_stack_and_name(
+        scene: Scene) -> None:
+    assert runtime(scene).placement() is None
+    asked: list[tuple[str, str]] = []
+
+    def placements(stack_id: str, name: str) -> dict[str, Any]:
+        asked.append((stack_id, name))
+        return {"zone": "a"}
+
+    assert runtime(scene, placements=placements).placement() == {"zone": "a"}
+    assert asked == [(scene.stack_id, "lamp")]
