@@ -144,7 +144,7 @@ class Kiln:
                               engine.internal_error_backoff_seconds),
             api_url=self.public_api_url)
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
-                          lifecycle=self.lifecycle)
+                          lifecycle=self.lifecycle, irs=self.irs)
 
     @property
     def api_url(self) -> str:

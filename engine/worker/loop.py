@@ -26,13 +26,13 @@ from engine.db.models import Worker
 from engine.db.session import Database
 from engine.db.wakeup import WorkListener
 from engine.errors import DatabaseUnavailable
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.held_step import HeldStep
 from engine.worker.operation import OperationDriver
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
-from engine.worker.state import OperationIrs
 from engine.worker.step import StepRunner
 
 LOG = logging.getLogger(__name__)
@@ -68,8 +68,8 @@ class WorkerSettings:
 class WorkerLoop:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, settings: WorkerSettings,
                  *, host: str, lifecycle: LifecycleRegistry | None = None,
-                 clock: Clock = utcnow,
-                 sleep: Callable[[float], object] = time.sleep) -> None:
+                 clock: Clock = utcnow, sleep: Callable[[float], object] = time.sleep,
+                 irs: StoredIrs | None = None) -> None:
         self.id = str(uuid.uuid4())
         self._db = db
         self._settings = settings
@@ -82,10 +82,12 @@ class WorkerLoop:
         self._unfinished_operations: set[str] = set()
         self._unfinished_steps: set[int] = set()
         self._last_heartbeat = 0.0
+        # One IR per stored definition for the pre-ops' views, the plan, the steps and the
+        # outputs (and, in kiln-all, the API's reads: bootstrap hands the same one).
+        irs = irs or StoredIrs(registry.get, registry.constraint)
         plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
-                                settings.lease_seconds, settings.heartbeat_interval_seconds)
-        # The IR of each operation, built when it is planned, is shared with its steps.
-        irs = OperationIrs(registry)
+                                settings.lease_seconds, settings.heartbeat_interval_seconds,
+                                irs=irs)
         rule = self._rule = settings.poison
         self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
                                            api_url=settings.api_url, irs=irs, rule=rule)

@@ -37,6 +37,7 @@ from engine.ir.plan import (
     plan_stored,
     plan_update,
 )
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
@@ -44,8 +45,8 @@ from engine.template.parameters import hidden_values, redact
 from engine.vocabulary import Action, OperationState, Status, stack_action
 from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
-from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_ir
 from engine.worker.step_runtime import StepRuntime
+from engine.worker.stored_scope import StoredResource, StoredScope
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
@@ -57,11 +58,11 @@ STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, plugpoints: Plugpoints, *, api_url: str,
-                 irs: OperationIrs | None = None, rule: PoisonRule | None = None) -> None:
+                 irs: StoredIrs | None = None, rule: PoisonRule | None = None) -> None:
         self._db = db
         self._rule = rule or PoisonRule()
         self._registry = registry
-        self._irs = irs or OperationIrs(registry)
+        self._irs = irs or StoredIrs(registry.get, registry.constraint)
         self._api_url = api_url
         self._owner = owner
         self._clock = clock
@@ -244,8 +245,8 @@ class OperationDriver:
                     stack.files = target["files"]
                 stack.updated_at = now
             try:
-                ir = stack_ir(stack, self._registry)
-                self._irs.planned(operation.id, ir)
+                # Built already when the pre-ops viewed the new definition: one IR for both.
+                ir = self._irs.for_operation(operation.id, stack)
             except KilnError as exc:
                 # The template was valid when accepted; a type uninstalled since is the
                 # usual cause. Fail the operation rather than the worker.
@@ -307,7 +308,7 @@ class OperationDriver:
     def _settle_requires(self, session: DbSession, operation_id: str, stack: Stack) -> None:
         """After a completed update only the new template's dependencies hold."""
         try:
-            ir = self._irs.of(operation_id, stack)
+            ir = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return
         for row in queries.list_resources(session, stack.id):
@@ -328,7 +329,7 @@ class OperationDriver:
                  ) -> list[dict[str, Any]]:
         """Resolve every output now; an output that fails carries ``output_error``."""
         try:
-            ir: ResolvedStack = self._irs.of(operation_id, stack)
+            ir: ResolvedStack = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return []
         rows = {row.name: row for row in queries.list_resources(session, stack.id)}

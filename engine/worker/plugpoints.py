@@ -21,12 +21,13 @@ from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database, DbSession
 from engine.errors import KilnError
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
 from engine.lifecycle.snapshot import Redefined, StackFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
-from engine.worker.state import stack_ir, stack_secrets
+from engine.worker.stored_scope import stack_secrets
 
 Clock = Callable[[], datetime.datetime]
 LOG = logging.getLogger(__name__)
@@ -36,9 +37,10 @@ LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 class Plugpoints:
     def __init__(self, db: Database, types: ResourceTypeRegistry, plugins: LifecycleRegistry,
                  owner: str, clock: Clock, lease_seconds: float,
-                 heartbeat_seconds: float) -> None:
+                 heartbeat_seconds: float, *, irs: StoredIrs | None = None) -> None:
         self._db = db
-        self._types = types
+        # The driver's: the plan then uses the IR the pre-ops' views were built from.
+        self._irs = irs or StoredIrs(types.get, types.constraint)
         self._plugins = plugins
         self._owner = owner
         self._clock = clock
@@ -113,7 +115,7 @@ class Plugpoints:
         stored = {row.name: row for row in queries.list_resources(session, stack.id)}
         secrets = stack_secrets(stack)
         try:
-            return stack_view(stack, action=action, ir=stack_ir(stack, self._types),
+            return stack_view(stack, action=action, ir=self._irs.of(stack),
                               stored=stored, secrets=secrets, target=target)
         except KilnError:
             pass  # e.g. a type uninstalled since: plugins still see the stored rows

@@ -26,12 +26,12 @@ from engine.db.queries import request_id_of
 from engine.db.session import Database
 from engine.db.transitions import set_resource_state
 from engine.errors import DatabaseUnavailable, InternalError
+from engine.ir.stored import StoredIrs
 from engine.resources.base import action_methods
 from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Action, Status, StepState
 from engine.worker.held_step import FIRST_POLL_SECONDS, HeldStep, StepPhase
 from engine.worker.poison import PoisonRule
-from engine.worker.state import OperationIrs
 from engine.worker.step_decision import (
     Outcome,
     StepDecider,
@@ -56,7 +56,7 @@ KIND = {Outcome.ACT: "", Outcome.CLEAN_UP: Action.CLEANUP, Outcome.RESTORE: Acti
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
-                 irs: OperationIrs | None = None,
+                 irs: StoredIrs | None = None,
                  placements: Placements | None = None,
                  rule: PoisonRule | None = None) -> None:
         self._db = db
@@ -66,7 +66,8 @@ class StepRunner:
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
-                                    irs=irs or OperationIrs(registry), placements=placements)
+                                    irs=irs or StoredIrs(registry.get, registry.constraint),
+                                    placements=placements)
         # The steps of the round being prepared that had nothing to do.
         self._quiet: list[Step] = []
 

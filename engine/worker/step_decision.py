@@ -26,14 +26,15 @@ from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
 from engine.errors import KilnError, ResourceMissing
 from engine.ir.build import properties_for_runtime
+from engine.ir.stored import StoredIrs
 from engine.ir.update_decision import Decision, Stored, decide
 from engine.ir.update_decision import prop_diff as diff_of
 from engine.resources.base import Resource
 from engine.resources.drift import Drift, drift_of
 from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Action
-from engine.worker.state import OperationIrs, StoredResource, StoredScope, stack_secrets
 from engine.worker.step_runtime import Placements, StepRuntime
+from engine.worker.stored_scope import StoredResource, StoredScope, stack_secrets
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -119,7 +120,7 @@ class StepDecider:
     action, its payload, its stack's secrets and IR) is read once per operation."""
 
     def __init__(self, db: Database, registry: ResourceTypeRegistry, clock: Clock, *,
-                 api_url: str, irs: OperationIrs,
+                 api_url: str, irs: StoredIrs,
                  placements: Placements | None = None) -> None:
         self._db = db
         self._registry = registry
@@ -151,7 +152,7 @@ class StepDecider:
         try:
             # A delete needs no IR: one uninstalled type must not fail every other
             # resource's delete along with its own.
-            ir = (self._irs.of(step.operation_id, stack)
+            ir = (self._irs.for_operation(step.operation_id, stack)
                   if step.action in NEEDS_PROPERTIES else None)
             node = ir.resources[row.name] if ir is not None else None
             cls = self._registry.get(node.type_name if node is not None else row.type)

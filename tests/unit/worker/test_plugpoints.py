@@ -19,11 +19,15 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.models import Operation, Resource, Step
 from engine.db.session import Database
 from engine.distributions import Origin
+from engine.ir import stored
+from engine.ir.build import build_from_document
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
+from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.vocabulary import OperationState
 from engine.worker.loop import WorkerLoop, WorkerSettings
@@ -672,3 +676,38 @@ def test_abandoned_post_ops_release_the_operation_lease(
     _, stack_id, _ = abandon_post_ops(db, types, clock, stacks, ctx, log, release)
     [operation] = operations(db, stack_id)
     assert (operation.lease_owner, operation.lease_expires_at) == (None, None)
+
+
+# --- one IR per definition ----------------------------------------------------------------
+
+
+def test_the_pre_ops_the_plan_and_the_steps_share_one_ir_per_definition(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, ctx: RequestContext,
+        log: list[Entry], monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in kiln-all: the services and the worker share one StoredIrs. The create's view
+    for its pre-ops builds the IR its plan, steps and outputs use; the update's views
+    build the new definition's IR, which its plan then uses (the stored one was kept)."""
+    built: list[Any] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(args[0])
+        return build_from_document(*args, **kwargs)
+
+    monkeypatch.setattr(stored, "build_from_document", counting)
+    irs = StoredIrs(types.get, types.constraint)
+    stacks = StackApi(db, types, StackLimits(), clock, irs=irs)
+    loop = WorkerLoop(db, types, WorkerSettings(lease_seconds=30, heartbeat_interval_seconds=5),
+                      host="test", lifecycle=LifecycleRegistry([loaded(Recording("a", log))]),
+                      clock=clock, irs=irs)
+    loop.register()
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(loop)
+    assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
+    assert len(built) == 1
+
+    stacks.update(ctx, name, stack_id, {"template": TEMPLATE.replace("first", "third")},
+                  patch=True)
+    run(loop)
+
+    assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
+    assert len(built) == 2

@@ -19,10 +19,10 @@ from engine.db import queries
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
+from engine.ir.stored import StoredIrs
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import INTEGER, STRING, Property
-from engine.worker.state import OperationIrs
 from engine.worker.step_decision import (
     Definition,
     NotSupported,
@@ -81,7 +81,7 @@ class Scene:
                  tenant_id: str) -> None:
         self.db, self.registry, self.clock = db, registry, clock
         self.decider = StepDecider(db, registry, clock, api_url=API_URL,
-                                   irs=OperationIrs(registry))
+                                   irs=StoredIrs(registry.get, registry.constraint))
         self.stack_id = str(uuid.uuid4())
         self._step_ids = itertools.count(1)
         now = clock()

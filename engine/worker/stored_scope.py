@@ -1,5 +1,7 @@
-"""Read-side helpers of the worker: the IR of a stored stack and a scope over stored
-resources, so properties and outputs evaluate against what really exists."""
+"""A scope over a stack's stored resources, so properties and outputs evaluate against
+what really exists, and the hidden values of the stored stack.
+
+The IR such a scope evaluates is the stored stack's (``engine.ir.stored``)."""
 
 from __future__ import annotations
 
@@ -8,48 +10,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.db.models import Resource as ResourceRow
-from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.snapshot import StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import stored_hidden_values
-from engine.template.parse import document
 
 RuntimeFactory = Callable[[str], Any]
-
-
-def stack_ir(stack: StackFacts, registry: ResourceTypeRegistry) -> ResolvedStack:
-    # Lines only matter for errors the tenant can fix; those were reported at create.
-    doc = document(stack.template)
-    return build_from_document(doc, stack.parameters,
-                               pseudo_parameters(stack.id, stack.name, stack.tenant_id),
-                               registry.get, files=stack.files,
-                               constraints=registry.constraint, facade=stack.facade,
-                               environment=stack.environment)
-
-
-class OperationIrs:
-    """The IR of each operation's stack, built once and shared by the threads that plan,
-    run and finish the operation: from planning to the end the stack's definition is
-    fixed (one operation per stack at a time). Bounded: forgotten wholesale when full."""
-
-    def __init__(self, registry: ResourceTypeRegistry, size: int = 128) -> None:
-        self._registry = registry
-        self._size = size
-        self._irs: dict[str, ResolvedStack] = {}
-
-    def of(self, operation_id: str, stack: StackFacts) -> ResolvedStack:
-        ir = self._irs.get(operation_id)
-        if ir is None:
-            ir = stack_ir(stack, self._registry)
-            self.planned(operation_id, ir)
-        return ir
-
-    def planned(self, operation_id: str, ir: ResolvedStack) -> None:
-        if len(self._irs) >= self._size:
-            self._irs.clear()
-        self._irs[operation_id] = ir
 
 
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
