@@ -1,4 +1,5 @@
-"""What every test shares: the ``--slow`` option and the hypothesis settings profiles.
+"""What every test shares: the ``--slow`` option, the hypothesis settings profiles and a
+test run without a trace function (``untraced``).
 
 CI runs the ``kiln`` profile: a fixed derandomized seed (the same examples every run of
 the same command, so a red run is a real change, not luck) and no example database. No
@@ -11,7 +12,9 @@ test sizes itself with ``tests.strategies.examples``.
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -44,3 +47,18 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _HOME in config.stash:
         shutil.rmtree(config.stash[_HOME], ignore_errors=True)
+
+
+@pytest.fixture
+def untraced() -> Iterator[None]:
+    """The test runs with no trace function; coverage's, if any, is put back afterwards.
+    For tests of engine.budget's Python deadline, a trace function that chains to the one
+    it finds: coverage's C tracer, once called that way, installs itself again in the
+    deadline's place, and the deadline never fires (pytest-cov's ``no_cover`` does not
+    help under pytest-xdist, where a second collector resumes)."""
+    previous = sys.gettrace()
+    sys.settrace(None)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)

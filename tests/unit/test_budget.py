@@ -191,6 +191,9 @@ def _forever() -> None:
         step()
 
 
+# Run untraced (unmeasured): the deadline chains to the trace function it finds, and
+# coverage's C tracer, once called so, puts itself back in the deadline's place.
+@pytest.mark.usefixtures("untraced")
 @pytest.mark.timeout(60)
 def test_python_code_stops_at_its_deadline_and_the_trace_function_is_put_back() -> None:
     before = sys.gettrace()
@@ -202,6 +205,9 @@ def test_python_code_stops_at_its_deadline_and_the_trace_function_is_put_back() 
     assert sys.gettrace() is before
 
 
+# Run untraced (unmeasured): the deadline chains to the trace function it finds, and
+# coverage's C tracer, once called so, puts itself back in the deadline's place.
+@pytest.mark.usefixtures("untraced")
 @pytest.mark.timeout(60)
 def test_code_that_catches_every_exception_still_stops() -> None:
     def stubborn() -> None:
