@@ -1,14 +1,20 @@
-"""Work written wakes idle workers in the writing process on commit (never on rollback).
-Other processes hear of it through PostgreSQL's NOTIFY:
+"""Work written wakes idle workers in the writing process on commit (never on rollback);
+a listener that cannot reach PostgreSQL says so and leaves the work to the idle poll.
+Other processes hear of work through PostgreSQL's NOTIFY:
 tests/functional/db/test_wakeup_postgresql.py."""
 
 from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
 
 import pytest
 
 from engine.context import RequestContext
 from engine.db.session import Database
-from engine.db.wakeup import work_written
+from engine.db.wakeup import WorkListener, WorkSignal, work_written
 from tests.unit.stack_api import StackApi
 
 NONE = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
@@ -41,3 +47,25 @@ def test_a_stack_request_wakes_the_worker_beside_the_api(
     stacks.create(ctx, {"stack_name": "s", "template": NONE})
     assert db.work.wait(0)
 
+
+def test_a_listener_that_cannot_connect_says_so_and_stops_when_told(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as unused:  # a loopback port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    signal, stop = WorkSignal(), threading.Event()
+
+    with caplog.at_level(logging.WARNING, logger="engine.db.wakeup"):
+        WorkListener(f"postgresql+psycopg://kiln@127.0.0.1:{port}/kiln", signal, stop).start()
+        deadline = time.monotonic() + 10
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stop.set()
+    for thread in threading.enumerate():
+        if thread.name == "kiln-work-listener":
+            thread.join(5)
+            assert not thread.is_alive(), "a stop ends its wait to reconnect"
+
+    assert caplog.messages[:1] == [
+        "work notifications lost (OperationalError); the idle poll covers it"]
+    assert not signal.wait(0), "it never listened, so it never said so"
