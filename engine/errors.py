@@ -4,7 +4,8 @@ Every error a tenant or operator can cause is a ``KilnError``. Each carries a me
 for the person who will read it, an optional template location (file, line, path) and
 structured details. The categories below map one-to-one onto HTTP semantics; the only
 place that turns them into HTTP is ``engine.api.errors``, and the only place that turns
-them into exit codes is ``engine.cli.main``::
+them into exit codes is ``engine.cli.app``. Every subclass, wherever it is defined, is drawn
+here (``tests/unit/test_errors.py`` checks it)::
 
     KilnError
     ├── NotFound ............... 404
@@ -12,10 +13,17 @@ them into exit codes is ``engine.cli.main``::
     │   │   ├── ResourceNotFound
     │   │   └── OutputNotFound
     │   ├── GroupMemberNotFound
+    │   ├── NoEventsFound
+    │   ├── EventNotFound
+    │   ├── ResourceNotAvailable
     │   └── ResourceMissing .... a step's resource is not there to act on (a reason)
     ├── Conflict ............... 409
     │   ├── StackExists
-    │   └── ActionInProgress
+    │   ├── ActionInProgress
+    │   ├── StackHeld .......... kiln-manage: a live worker holds the stack
+    │   ├── NothingToCancel .... kiln-manage
+    │   ├── WorkerAlive ........ kiln-manage
+    │   └── TenantNotEmpty ..... kiln-manage
     ├── Invalid ................ 400
     │   ├── StackValidationFailed
     │   │   ├── InvalidTemplateVersion
@@ -33,18 +41,26 @@ them into exit codes is ``engine.cli.main``::
     │   ├── ImmutableParameterModified
     │   ├── InvalidFilter
     │   ├── BadRequest
+    │   ├── RequestLimitExceeded  (every size and count limit; 400, as in Heat)
+    │   ├── PhysicalResourceIDAmbiguity
     │   ├── NotSupported
     │   │   └── NotSupported (engine.worker.step_decision: Kiln's words, Heat's name)
-    │   └── RequestLimitExceeded  (every size and count limit; 400, as in Heat)
+    │   ├── ResourceActionNotSupported
+    │   └── AmbiguousName ...... kiln-manage: a name or id prefix matches several
     ├── Unauthorized ........... 401
     │   └── AuthenticationRequired
     ├── Forbidden .............. 403
-    │   └── InvalidTenant
+    │   ├── InvalidTenant
+    │   ├── GlobalTenantForbidden
+    │   └── ServicesForbidden
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
     │   └── SchemaBehind
     ├── StartupFailed .......... never reaches HTTP: the process refuses to start
-    │   └── PluginLoadFailed
+    │   ├── PluginLoadFailed
+    │   ├── PluginOrderInvalid
+    │   ├── PluginConfigInvalid
+    │   └── RulesFileError (plugins.lifecycle.policy.loader: the policy plugin's rules)
     ├── InternalError .......... never raised to a request: why a stack or a resource
     │                            failed when Kiln kept failing on it (engine.worker.poison)
     └── BackendFailed .......... 502: a resource's backend (a cloud API) said no

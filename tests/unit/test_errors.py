@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
+import textwrap
+
 import pytest
 
+import engine
+import plugins
 from engine import errors
 from engine.errors import Location
 
@@ -129,3 +136,59 @@ def test_heat_message_texts(exc: errors.KilnError, text: str) -> None:
 def test_hierarchy(cls: type[errors.KilnError], category: type[errors.KilnError]) -> None:
     assert issubclass(cls, category)
     assert issubclass(cls, errors.KilnError)
+
+
+# --- the tree drawn in engine/errors.py's docstring -----------------------------------
+
+# A branch of the drawing: the bars and spaces before it give its depth (four characters
+# a level), the first word after "── " is the class's name.
+_BRANCH = re.compile(r"^(?P<indent>(?:│   |    )*)[├└]── (?P<name>\w+)(?P<note>.*)$")
+
+
+def _drawn_tree() -> list[tuple[str, str, str]]:
+    """(class name, its parent's name, the rest of its line) for every branch of the
+    tree in ``engine.errors``' docstring; continuation lines are skipped."""
+    block = (errors.__doc__ or "").split("::\n\n", 1)[1].split("\n\n", 1)[0]
+    lines = textwrap.dedent(block).splitlines()
+    assert lines[0] == "KilnError", "the tree starts at KilnError"
+    path = ["KilnError"]
+    drawn = []
+    for line in lines[1:]:
+        match = _BRANCH.match(line)
+        if match is None:
+            continue  # a note carried over from the line above
+        depth = len(match["indent"]) // 4 + 1
+        path[depth:] = [match["name"]]
+        drawn.append((match["name"], path[depth - 1], match["note"]))
+    return drawn
+
+
+def _kiln_errors() -> list[type[errors.KilnError]]:
+    """Every ``KilnError`` subclass Kiln and its plugins define, wherever it lives."""
+    for package in (engine, plugins):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            importlib.import_module(module.name)
+    found, todo = [], [errors.KilnError]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.split(".")[0] in ("engine", "plugins"):
+                found.append(sub)
+    return found
+
+
+def test_the_docstring_tree_draws_every_error_under_its_base() -> None:
+    drawn = {(name, parent) for name, parent, _ in _drawn_tree()}
+    defined = {(cls.__name__, cls.__bases__[0].__name__) for cls in _kiln_errors()}
+
+    assert defined - drawn == set(), "errors missing from the tree (name, base)"
+    assert drawn - defined == set(), "tree branches that are no class (name, base)"
+
+
+def test_the_tree_names_the_module_of_an_error_defined_elsewhere() -> None:
+    notes = {(name, parent): note for name, parent, note in _drawn_tree()}
+
+    for cls in _kiln_errors():
+        if cls.__module__ != errors.__name__:
+            note = notes.get((cls.__name__, cls.__bases__[0].__name__), "")
+            assert cls.__module__ in note, f"{cls.__name__}'s line names {cls.__module__}"
