@@ -15,7 +15,7 @@ from sqlalchemy import case, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine.db.models import Event, Operation, Resource, Stack, Step, Tenant, Token, Worker
-from engine.vocabulary import OPEN_STEP_STATES, OperationState, StepState
+from engine.vocabulary import OPEN_STEP_STATES, OperationState, Status, StepState
 
 Now = datetime.datetime
 
@@ -153,7 +153,7 @@ def step_holders(session: Session, operation_ids: Collection[str], now: Now
 def in_progress_resources(session: Session, stack_id: str) -> list[Resource]:
     return list(session.scalars(
         select(Resource).where(Resource.stack_id == stack_id,
-                               Resource.status == "IN_PROGRESS").order_by(Resource.name)))
+                               Resource.status == Status.IN_PROGRESS).order_by(Resource.name)))
 
 
 # --- workers ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from engine.db.base import UTCDateTime
 from engine.db.models import Event, Operation, Resource, Stack, Tenant, Token
 from engine.db.wakeup import work_written
 from engine.errors import ActionInProgress, Conflict, EntityNotFound, StackExists
+from engine.vocabulary import Action, Status
 
 Now = datetime.datetime
 
@@ -160,13 +161,13 @@ def tree_resources(session: Session, stack_id: str, *, lock: bool = False) -> Tr
     unplanned: list[tuple[Any, int]] = []
     for operation in session.scalars(select(Operation).where(
             Operation.stack_id.in_(members), Operation.finished_at.is_(None),
-            Operation.action.in_(("CREATE", "UPDATE")))):
+            Operation.action.in_((Action.CREATE, Action.UPDATE)))):
         payload = operation.payload or {}
         if payload.get("planned"):
             continue
         target = payload.get("target")
         template = (target.get("template") if target else None) \
-            if operation.action == "UPDATE" else session.scalar(
+            if operation.action == Action.UPDATE else session.scalar(
                 select(Stack.template).where(Stack.id == operation.stack_id))
         unplanned.append((template, rows.get(operation.stack_id, 0)))
     return TreeResources(rows=sum(rows.values()), unplanned=unplanned)
@@ -438,8 +439,8 @@ def get_stack_resource(session: Session, stack_id: str, name: str) -> Resource:
 def drop_deleted_resources(session: Session, stack_id: str) -> None:
     """Forget the resources an update deleted (those it removed from the template)."""
     session.execute(delete(Resource).where(Resource.stack_id == stack_id,
-                                           Resource.action == "DELETE",
-                                           Resource.status == "COMPLETE"))
+                                           Resource.action == Action.DELETE,
+                                           Resource.status == Status.COMPLETE))
 
 
 def delete_resources(session: Session, stack_id: str) -> None:

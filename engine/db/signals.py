@@ -18,15 +18,18 @@ from sqlalchemy import delete, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from engine.db.models import Resource, ResourceSignal, SignalToken, Stack
+from engine.vocabulary import Action, Status
 
 Now = datetime.datetime
 
 # The states in which Heat's ``resource_by_refid`` finds a resource (plus Kiln's ADOPT):
 # a wait condition does not wait on a handle that failed, is suspended or is deleted.
 REFERABLE_STATES = (
-    ("INIT", "COMPLETE"), ("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE"),
-    ("RESUME", "IN_PROGRESS"), ("RESUME", "COMPLETE"), ("UPDATE", "IN_PROGRESS"),
-    ("UPDATE", "COMPLETE"), ("CHECK", "COMPLETE"), ("ADOPT", "COMPLETE"),
+    (Action.INIT, Status.COMPLETE), (Action.CREATE, Status.IN_PROGRESS),
+    (Action.CREATE, Status.COMPLETE), (Action.RESUME, Status.IN_PROGRESS),
+    (Action.RESUME, Status.COMPLETE), (Action.UPDATE, Status.IN_PROGRESS),
+    (Action.UPDATE, Status.COMPLETE), (Action.CHECK, Status.COMPLETE),
+    (Action.ADOPT, Status.COMPLETE),
 )
 
 

@@ -22,11 +22,6 @@ from engine.ir.graph import invert
 from engine.ir.model import ResolvedStack
 from engine.vocabulary import Action
 
-# The old names, kept for their importers until part B moves them to engine.vocabulary.
-CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT, ROLLBACK, CLEANUP = (
-    Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND, Action.RESUME,
-    Action.CHECK, Action.ADOPT, Action.ROLLBACK, Action.CLEANUP)
-
 StepKey = tuple[str, str]  # (resource name, step action)
 
 

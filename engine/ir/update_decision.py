@@ -25,11 +25,6 @@ class Decision(enum.StrEnum):
     RESTORE = "RESTORE"  # take back the resource this one replaced (a rollback only)
 
 
-# The old names, kept for their importers until part B.
-NONE, CREATE, UPDATE, REPLACE, RESTORE = (
-    Decision.NONE, Decision.CREATE, Decision.UPDATE, Decision.REPLACE, Decision.RESTORE)
-
-
 @dataclasses.dataclass(frozen=True)
 class Stored:
     type: str

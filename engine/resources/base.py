@@ -119,11 +119,6 @@ from engine.vocabulary import Action
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
-# The old names, kept for their importers until part B moves them to engine.vocabulary.
-CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
-    Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND, Action.RESUME,
-    Action.CHECK, Action.ADOPT)
-
 
 @dataclasses.dataclass(frozen=True)
 class Signal:

@@ -14,6 +14,7 @@ from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import Call, dry_run
 from engine.lifecycle.snapshot import ResourceFacts, StackFacts, stack_view
 from engine.template.parameters import hidden_values
+from engine.vocabulary import Action, Status
 
 LOG = logging.getLogger(__name__)
 
@@ -49,8 +50,8 @@ class ProposedStack:
     files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     facade: Mapping[str, Any] | None = None  # proposals are never nested
     id: str = "None"  # what Heat's preview shows as the id
-    action: str = "CREATE"
-    status: str = "IN_PROGRESS"
+    action: str = Action.CREATE
+    status: str = Status.IN_PROGRESS
     status_reason: str = ""
     tags: tuple[str, ...] = ()
     timeout_mins: int | None = None
@@ -112,7 +113,7 @@ class LifecycleService:
         return reports
 
     def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack | None,
-                action: str = "CREATE", *, current: UpdateTarget | None = None
+                action: str = Action.CREATE, *, current: UpdateTarget | None = None
                 ) -> list[dict[str, Any]]:
         """The verdict every plugin would give, reserving nothing. An update passes
         ``current`` (the new side); ``stack`` is then the stored definition, and the

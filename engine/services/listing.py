@@ -12,8 +12,10 @@ from typing import Any
 
 from engine.services.records import ResourceRecord
 from engine.services.stack_requests import MAX_TIMEOUT_MINS
+from engine.vocabulary import Status
 
-STATUSES = ("COMPLETE", "FAILED", "IN_PROGRESS")
+# Tried in this order on each status filter value.
+STATUSES = (Status.COMPLETE, Status.FAILED, Status.IN_PROGRESS)
 
 # Heat's stack list filter names (its STACK_KEYS plus the older short names) -> the name
 # queries.list_stacks compares; unknown keys are ignored, as Heat ignores them.
@@ -67,7 +69,9 @@ def stack_filters(given: Mapping[str, list[str]]) -> dict[str, list[Any]]:
         if actions:
             found["action"] = sorted(actions | set(found.get("action", [])))
     if "disable_rollback" in found:
-        # A value that is not a boolean matches no stack.
+        # A filter compares, it does not validate (Heat's filters reject nothing): a value
+        # that is not a boolean is dropped, so it matches no stack, where a request body's
+        # flag (schema.extract_bool) would be a 400.
         found["disable_rollback"] = [v.lower() == "true" for v in found["disable_rollback"]
                                      if v.lower() in ("true", "false")]
     if "timeout_mins" in found:

@@ -39,7 +39,7 @@ MARK_UNHEALTHY = "mark_unhealthy"
 STATUS_REASON = "resource_status_reason"
 DEFAULT_UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
 # Actions during which a resource refuses any signal, as in Heat.
-NO_SIGNAL_ACTIONS = ("SUSPEND", "DELETE")
+NO_SIGNAL_ACTIONS = (Action.SUSPEND, Action.DELETE)
 
 
 # --- metadata ---------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str) ->
     template = stack.template if isinstance(stack.template, Mapping) else {}
     if row is None and resource_name not in (template.get("resources") or {}):
         raise ResourceNotFound(resource_name=resource_name, stack_name=stack.name)
-    if row is None or row.action == "INIT":
+    if row is None or row.action == Action.INIT:
         raise ResourceNotAvailable(resource_name=resource_name)
     if row.action in NO_SIGNAL_ACTIONS:
         raise NotSupported(feature=f"Signal resource during {row.action}")
@@ -156,7 +156,7 @@ def deliver_signal(session: DbSession, stack: Stack, row: Resource,
     signals.add_signal(session, row.id, row.generation, dict(accepted.stored), now)
     queries.add_event(session, stack_id=stack.id, resource_name=row.name,
                       physical_resource_id=row.physical_id or "", resource_type=row.type,
-                      action="SIGNAL", status=row.status,
+                      action=Action.SIGNAL, status=row.status,
                       reason=signal_reason(accepted, details), now=now)
 
 

@@ -17,9 +17,10 @@ from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operations import start_operation
 from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
+from engine.vocabulary import Action, Status
 
 Clock = Callable[[], datetime.datetime]
-RUNS = {"suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
+RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
 CANCELS = ("cancel_update", "cancel_without_rollback")
 
 
@@ -39,8 +40,8 @@ class StackActions:
                     self._cancel(session, ctx, name, stack_id, action, now)
                     return
                 stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
-                if action == "suspend" and (stack.action, stack.status) == ("SUSPEND",
-                                                                           "COMPLETE"):
+                if action == "suspend" and (stack.action, stack.status) == (
+                        Action.SUSPEND, Status.COMPLETE):
                     return  # Heat: suspending a suspended stack is a no-op
                 start_operation(session, ctx, name, stack_id, RUNS[action], now,
                                 self._default_timeout)
@@ -48,8 +49,9 @@ class StackActions:
     def _cancel(self, session: DbSession, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
         stack, operation = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
-        allowed = ("UPDATE",) if action == "cancel_update" else ("CREATE", "UPDATE")
-        if stack.status != "IN_PROGRESS" or stack.action not in allowed or operation is None:
+        allowed = ((Action.UPDATE,) if action == "cancel_update"
+                   else (Action.CREATE, Action.UPDATE))
+        if stack.status != Status.IN_PROGRESS or stack.action not in allowed or operation is None:
             raise BadRequest(reason=f"Cancelling update when stack is "
                                     f"{stack.action}_{stack.status} is not supported.")
         transitions.request_cancel(operation, action, now)
@@ -60,7 +62,7 @@ class StackActions:
         for attempt in self._db.retrying():
             with attempt as session:
                 data = self._data(session, ctx, name, stack_id)
-                start_operation(session, ctx, name, stack_id, "ABANDON", self._clock(),
+                start_operation(session, ctx, name, stack_id, Action.ABANDON, self._clock(),
                                 self._default_timeout)
         return data
 

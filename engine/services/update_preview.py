@@ -33,8 +33,8 @@ from engine.errors import KilnError
 from engine.ir.build import properties_for_runtime, pseudo_parameters
 from engine.ir.graph import topological_order
 from engine.ir.model import ResolvedStack, ResourceNode
-from engine.ir.plan import CREATE, DELETE, UPDATE, ExistingResource, plan_update
-from engine.ir.update_decision import Stored, decide
+from engine.ir.plan import ExistingResource, plan_update
+from engine.ir.update_decision import Decision, Stored, decide
 from engine.lifecycle.snapshot import Redefined
 from engine.resources.base import Resource, Runtime
 from engine.resources.registry import ResourceTypeRegistry
@@ -53,7 +53,8 @@ ADDED, DELETED, REPLACED, UNCHANGED, UPDATED = (
     "added", "deleted", "replaced", "unchanged", "updated")
 CATEGORIES = (ADDED, DELETED, REPLACED, UNCHANGED, UPDATED)
 # Decisions (``steps.resource_action``) -> categories. RESTORE happens only in a rollback.
-CATEGORY = {"NONE": UNCHANGED, "UPDATE": UPDATED, "REPLACE": REPLACED, "CREATE": ADDED}
+CATEGORY = {Decision.NONE: UNCHANGED, Decision.UPDATE: UPDATED, Decision.REPLACE: REPLACED,
+            Decision.CREATE: ADDED}
 # As in Heat: what goes away is shown as it is stored, the rest as the new stack has it.
 FROM_STORED = (UPDATED, DELETED)
 
@@ -136,15 +137,16 @@ def categorise(target: ResolvedStack, stored: Mapping[str, StoredFacts],
     plan = plan_update(target, {name: ExistingResource(name, res.requires,
                                                        replaced=res.replaced is not None)
                                 for name, res in stored.items()})
-    primary = {step.resource: step for step in plan.steps if step.action in (CREATE, UPDATE)}
-    found = {step.resource: DELETED for step in plan.steps if step.action == DELETE}
-    decisions: dict[str, str] = {}
+    primary = {step.resource: step for step in plan.steps
+               if step.action in (Action.CREATE, Action.UPDATE)}
+    found = {step.resource: DELETED for step in plan.steps if step.action == Action.DELETE}
+    decisions: dict[str, Decision] = {}
     scope = _PreviewScope(target.parameters, stored, decisions, types, runtime_for)
     order = topological_order({name: {dep for dep, _ in step.requires}
                                for name, step in primary.items()})
     for name in order:
-        if primary[name].action == CREATE:
-            decisions[name] = "CREATE"
+        if primary[name].action == Action.CREATE:
+            decisions[name] = Decision.CREATE
         else:
             decisions[name] = _decide(target.resources[name], stored[name], types, scope,
                                       runtime_for)
@@ -153,7 +155,7 @@ def categorise(target: ResolvedStack, stored: Mapping[str, StoredFacts],
 
 
 def _decide(node: ResourceNode, stored: StoredFacts, types: ResourceTypeRegistry,
-            scope: _PreviewScope, runtime_for: RuntimeFor) -> str:
+            scope: _PreviewScope, runtime_for: RuntimeFor) -> Decision:
     cls = types.get(node.type_name)  # the new IR was built: every type exists
     properties = _evaluate(node, cls, scope)
     probe = cls(node.name, properties, runtime_for(node.name))
@@ -205,7 +207,7 @@ class _PreviewScope:
     them, where that is known before the update runs (see the module documentation)."""
 
     def __init__(self, parameters: Mapping[str, Any], stored: Mapping[str, StoredFacts],
-                 decisions: Mapping[str, str], types: ResourceTypeRegistry,
+                 decisions: Mapping[str, Decision], types: ResourceTypeRegistry,
                  runtime_for: RuntimeFor) -> None:
         self._parameters = parameters
         self._stored = stored
@@ -218,21 +220,22 @@ class _PreviewScope:
 
     def reference_id(self, resource: str) -> Any:
         decision = self._decisions.get(resource)
-        instance = self._instance(resource) if decision in ("NONE", "UPDATE") else None
-        if instance is None or (decision == "UPDATE" and type(instance).get_reference_id
+        known = decision in (Decision.NONE, Decision.UPDATE)
+        instance = self._instance(resource) if known else None
+        if instance is None or (decision == Decision.UPDATE and type(instance).get_reference_id
                                 is not Resource.get_reference_id):
             raise Deferred(resource)
         return self._read(resource, instance.get_reference_id)
 
     def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
-        unchanged = self._decisions.get(resource) == "NONE"
+        unchanged = self._decisions.get(resource) == Decision.NONE
         instance = self._instance(resource) if unchanged else None
         if instance is None:
             raise Deferred(resource)
         return self._read(resource, lambda: instance.get_attribute_path(attribute, path))
 
     def attributes(self, resource: str) -> Any:
-        unchanged = self._decisions.get(resource) == "NONE"
+        unchanged = self._decisions.get(resource) == Decision.NONE
         instance = self._instance(resource) if unchanged else None
         if instance is None:
             raise Deferred(resource)
@@ -316,7 +319,7 @@ def resource_changes(stack: Stack, rows: Sequence[ResourceRow], stored_ir: Resol
         else:
             new = target.resources[name]
             item = ChangedResource(
-                name=name, type=new.type_name, action="INIT", status="COMPLETE",
+                name=name, type=new.type_name, action=Action.INIT, status=Status.COMPLETE,
                 status_reason="", physical_id="", created_at=None, updated_at=None,
                 required_by=sorted(new_users[name]), description=new.description,
                 metadata=_metadata(target_template, name, target.parameters, secrets),

@@ -30,8 +30,8 @@ from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.held_step import HeldStep
+from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.operation import OperationDriver
-from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from engine.worker.step import StepRunner
 
@@ -85,11 +85,11 @@ class WorkerLoop:
         # One IR per stored definition for the pre-ops' views, the plan, the steps and the
         # outputs (and, in kiln-all, the API's reads: bootstrap hands the same one).
         irs = irs or StoredIrs(registry.get, registry.constraint)
-        plugpoints = Plugpoints(db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
-                                settings.lease_seconds, settings.heartbeat_interval_seconds,
-                                irs=irs)
+        lifecycle_calls = LifecycleCalls(
+            db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
+            settings.lease_seconds, settings.heartbeat_interval_seconds, irs=irs)
         rule = self._rule = settings.poison
-        self._operations = OperationDriver(db, registry, self.id, clock, plugpoints,
+        self._operations = OperationDriver(db, registry, self.id, clock, lifecycle_calls,
                                            api_url=settings.api_url, irs=irs, rule=rule)
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
                       if settings.operation_threads else None)

@@ -24,7 +24,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.template.environment import Environment
 from engine.template.loader import written_resources
 from engine.template.parse import SourceDocument, document
-from engine.vocabulary import Action
+from engine.vocabulary import Action, Status
 
 Clock = Callable[[], datetime.datetime]
 # Heat's default timeout of a stack, when neither the child nor the parent has one.
@@ -150,13 +150,13 @@ class WorkerNestedStacks:
             if stack is None:
                 return None
             if stack.deleted_at is not None:
-                return NestedState("DELETE", "COMPLETE", stack.status_reason, {})
+                return NestedState(Action.DELETE, Status.COMPLETE, stack.status_reason, {})
             # A finished operation's end is what the parent waits for; while one runs (or
             # is still queued behind the stack row's last state) the child is busy.
             busy = queries.is_busy(session, stack_id)
             outputs = {o["output_key"]: o.get("output_value")
                        for o in (stack.outputs or []) if isinstance(o, Mapping)}
-            status = "IN_PROGRESS" if busy else stack.status
+            status = Status.IN_PROGRESS if busy else stack.status
             return NestedState(stack.action, status, stack.status_reason or "", outputs)
 
     def resource_definitions(self, stack_id: str) -> Mapping[str, Any]:

@@ -3,9 +3,9 @@ finish (store the final stack state), post-ops.
 
 Each database phase runs in one transaction under the operation lease, so a worker that
 dies mid-phase leaves nothing half-written: the lease expires and another worker redoes
-it. Lifecycle plugin calls run between those transactions (see ``plugpoints``). A phase
-that fails on an unexpected error is tried again a moment later, and after a few tries
-the operation is ended as FAILED (``poison``).
+it. Lifecycle plugin calls run between those transactions (see ``lifecycle_calls``). A
+phase that fails on an unexpected error is tried again a moment later, and after a few
+tries the operation is ended as FAILED (``poison``).
 """
 
 from __future__ import annotations
@@ -24,40 +24,27 @@ from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
-from engine.ir.plan import (
-    CHECK,
-    DELETE,
-    RESUME,
-    ROLLBACK,
-    SUSPEND,
-    UPDATE,
-    ExistingResource,
-    Plan,
-    plan_create,
-    plan_stored,
-    plan_update,
-)
+from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
 from engine.vocabulary import Action, OperationState, Status, stack_action
-from engine.worker.plugpoints import Plugpoints
+from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.poison import PoisonRule
 from engine.worker.step_runtime import StepRuntime
 from engine.worker.stored_scope import StoredResource, StoredScope
 
 LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime.datetime]
-ABANDON = "ABANDON"
 # Operations whose steps act on the stored resources rather than on a new IR.
-STORED_ACTIONS = (DELETE, SUSPEND, RESUME, CHECK)
+STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK)
 
 
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, plugpoints: Plugpoints, *, api_url: str,
+                 clock: Clock, lifecycle_calls: LifecycleCalls, *, api_url: str,
                  irs: StoredIrs | None = None, rule: PoisonRule | None = None) -> None:
         self._db = db
         self._rule = rule or PoisonRule()
@@ -66,7 +53,7 @@ class OperationDriver:
         self._api_url = api_url
         self._owner = owner
         self._clock = clock
-        self._plugpoints = plugpoints
+        self._lifecycle_calls = lifecycle_calls
 
     def advance(self, operation_id: str) -> None:
         """Do whichever phases the claimed operation is ready for, then release it."""
@@ -90,11 +77,11 @@ class OperationDriver:
 
     def _phases(self, operation_id: str) -> str | None:
         if self._needs_pre_ops(operation_id):
-            self._plugpoints.pre_ops(operation_id)
+            self._lifecycle_calls.pre_ops(operation_id)
         return self._transition(operation_id)
 
     def _notify(self, operation_id: str, outcome: str) -> None:
-        self._plugpoints.post_ops(operation_id, is_stack_failure=outcome == Status.FAILED)
+        self._lifecycle_calls.post_ops(operation_id, is_stack_failure=outcome == Status.FAILED)
         self._close(operation_id)
 
     def _needs_pre_ops(self, operation_id: str) -> bool:
@@ -229,14 +216,15 @@ class OperationDriver:
                                          replaced=row.replaced is not None)
                   for name, row in rows.items()}
         ir: ResolvedStack | None = None
-        if action == ABANDON:
-            plan = Plan(ABANDON, ())  # the resources stay where they are
+        if action == Action.ABANDON:
+            plan = Plan(Action.ABANDON, ())  # the resources stay where they are
         elif action in STORED_ACTIONS:
             plan = plan_stored(stored, action)
-        elif action == ROLLBACK and payload.get("kind") == "create":
-            plan = plan_stored(stored, ROLLBACK, DELETE)  # undo the create: delete it all
+        elif action == Action.ROLLBACK and payload.get("kind") == "create":
+            # undo the create: delete it all
+            plan = plan_stored(stored, Action.ROLLBACK, Action.DELETE)
         else:
-            if action in (UPDATE, ROLLBACK):
+            if action in (Action.UPDATE, Action.ROLLBACK):
                 # The stack takes its new definition now: the steps evaluate it.
                 target = payload["target"]
                 stack.template, stack.parameters = target["template"], target["parameters"]
@@ -259,10 +247,11 @@ class OperationDriver:
                     row.requires = sorted(set(row.requires or ()) | node.requires)
                     continue
                 session.add(ResourceRow(
-                    stack_id=stack.id, name=name, type=node.type_name, action="INIT",
-                    status="COMPLETE", status_reason="", physical_id=None, properties=None,
-                    data={}, requires=sorted(node.requires), created_at=now, updated_at=now))
-            plan = (plan_update(ir, stored, action) if action in (UPDATE, ROLLBACK)
+                    stack_id=stack.id, name=name, type=node.type_name, action=Action.INIT,
+                    status=Status.COMPLETE, status_reason="", physical_id=None,
+                    properties=None, data={}, requires=sorted(node.requires),
+                    created_at=now, updated_at=now))
+            plan = (plan_update(ir, stored, action) if action in (Action.UPDATE, Action.ROLLBACK)
                     else plan_create(ir, action))
         types = {name: row.type for name, row in rows.items()}
         if ir is not None:

@@ -4,11 +4,6 @@ update moves users before it cleans up or deletes what they used."""
 from __future__ import annotations
 
 from engine.ir.plan import (
-    CLEANUP,
-    CREATE,
-    DELETE,
-    ROLLBACK,
-    UPDATE,
     ExistingResource,
     Plan,
     PlannedStep,
@@ -17,6 +12,7 @@ from engine.ir.plan import (
     plan_stored,
     plan_update,
 )
+from engine.vocabulary import Action
 from tests.unit.ir.conftest import Make
 
 CHAIN = """\
@@ -38,16 +34,16 @@ resources:
 def test_plan_create_runs_the_graph_as_written(make: Make) -> None:
     plan = plan_create(make(CHAIN))
 
-    assert plan == Plan(CREATE, (
-        PlannedStep("db", CREATE, frozenset({("net", CREATE)})),
-        PlannedStep("lone", CREATE, frozenset()),
-        PlannedStep("net", CREATE, frozenset()),
-        PlannedStep("web", CREATE, frozenset({("db", CREATE)})),
+    assert plan == Plan(Action.CREATE, (
+        PlannedStep("db", Action.CREATE, frozenset({("net", Action.CREATE)})),
+        PlannedStep("lone", Action.CREATE, frozenset()),
+        PlannedStep("net", Action.CREATE, frozenset()),
+        PlannedStep("web", Action.CREATE, frozenset({("db", Action.CREATE)})),
     ))
 
 
 def test_plan_create_of_an_empty_stack(make: Make) -> None:
-    assert plan_create(make("heat_template_version: rocky\n")) == Plan(CREATE, ())
+    assert plan_create(make("heat_template_version: rocky\n")) == Plan(Action.CREATE, ())
 
 
 def stored(**requires: set[str]) -> dict[str, ExistingResource]:
@@ -57,11 +53,11 @@ def stored(**requires: set[str]) -> dict[str, ExistingResource]:
 def test_plan_delete_inverts_the_graph() -> None:
     plan = plan_delete(stored(web={"db"}, db={"net"}, net=set(), lone=set()))
 
-    assert plan == Plan(DELETE, (
-        PlannedStep("db", DELETE, frozenset({("web", DELETE)})),
-        PlannedStep("lone", DELETE, frozenset()),
-        PlannedStep("net", DELETE, frozenset({("db", DELETE)})),
-        PlannedStep("web", DELETE, frozenset()),
+    assert plan == Plan(Action.DELETE, (
+        PlannedStep("db", Action.DELETE, frozenset({("web", Action.DELETE)})),
+        PlannedStep("lone", Action.DELETE, frozenset()),
+        PlannedStep("net", Action.DELETE, frozenset({("db", Action.DELETE)})),
+        PlannedStep("web", Action.DELETE, frozenset()),
     ))
 
 
@@ -70,14 +66,14 @@ def test_plan_delete_waits_for_every_user() -> None:
 
     steps = {step.resource: step.requires for step in plan.steps}
     assert steps == {"a": frozenset(), "b": frozenset(),
-                     "shared": frozenset({("a", DELETE), ("b", DELETE)})}
+                     "shared": frozenset({("a", Action.DELETE), ("b", Action.DELETE)})}
 
 
 def test_plan_delete_ignores_requirements_that_are_not_stored() -> None:
     plan = plan_delete(stored(web={"db", "gone"}, db=set()))
 
     assert [(s.resource, s.requires) for s in plan.steps] == [
-        ("db", frozenset({("web", DELETE)})),
+        ("db", frozenset({("web", Action.DELETE)})),
         ("web", frozenset()),
     ]
 
@@ -115,17 +111,18 @@ def test_plan_update_moves_users_before_cleaning_up_and_deleting(make: Make) -> 
     plan = plan_update(make(UPDATED), old)
 
     steps = {step.key: step.requires for step in plan.steps}
-    assert plan.action == UPDATE
+    assert plan.action == Action.UPDATE
     assert steps == {
-        ("cache", CREATE): {("db", UPDATE)},
-        ("db", UPDATE): frozenset(),
-        ("web", UPDATE): {("db", UPDATE)},
+        ("cache", Action.CREATE): {("db", Action.UPDATE)},
+        ("db", Action.UPDATE): frozenset(),
+        ("web", Action.UPDATE): {("db", Action.UPDATE)},
         # a kept resource's leftover goes once it and all its users have moved on
-        ("db", CLEANUP): {("db", UPDATE), ("web", UPDATE), ("cache", CREATE)},
-        ("web", CLEANUP): {("web", UPDATE)},
+        ("db", Action.CLEANUP): {("db", Action.UPDATE), ("web", Action.UPDATE),
+                                 ("cache", Action.CREATE)},
+        ("web", Action.CLEANUP): {("web", Action.UPDATE)},
         # removed ones go once their old users no longer need them
-        ("net", DELETE): {("db", UPDATE)},
-        ("lone", DELETE): frozenset(),
+        ("net", Action.DELETE): {("db", Action.UPDATE)},
+        ("lone", Action.DELETE): frozenset(),
     }
 
 
@@ -137,21 +134,22 @@ def test_plan_update_cleans_up_a_removed_resource_that_holds_a_replaced_one(
                        old)
 
     assert {step.key for step in plan.steps} == {
-        ("db", UPDATE), ("db", CLEANUP), ("gone", DELETE), ("gone", CLEANUP)}
+        ("db", Action.UPDATE), ("db", Action.CLEANUP),
+        ("gone", Action.DELETE), ("gone", Action.CLEANUP)}
 
 
 def test_plan_stored_delete_also_cleans_up_replaced_resources() -> None:
     old = {"a": ExistingResource("a", frozenset({"b"}), replaced=True),
            "b": ExistingResource("b", frozenset())}
-    plan = plan_stored(old, DELETE)
+    plan = plan_stored(old, Action.DELETE)
 
     assert {step.key: step.requires for step in plan.steps} == {
-        ("a", DELETE): frozenset(), ("a", CLEANUP): frozenset(),
-        ("b", DELETE): {("a", DELETE)}}
+        ("a", Action.DELETE): frozenset(), ("a", Action.CLEANUP): frozenset(),
+        ("b", Action.DELETE): {("a", Action.DELETE)}}
 
 
 def test_a_rollback_of_a_create_is_a_delete_under_another_name() -> None:
-    plan = plan_stored(stored(a={"b"}, b=set()), ROLLBACK, DELETE)
+    plan = plan_stored(stored(a={"b"}, b=set()), Action.ROLLBACK, Action.DELETE)
 
-    assert plan.action == ROLLBACK
-    assert {step.key for step in plan.steps} == {("a", DELETE), ("b", DELETE)}
+    assert plan.action == Action.ROLLBACK
+    assert {step.key for step in plan.steps} == {("a", Action.DELETE), ("b", Action.DELETE)}

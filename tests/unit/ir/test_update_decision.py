@@ -7,16 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.ir.update_decision import (
-    CREATE,
-    NONE,
-    REPLACE,
-    RESTORE,
-    UPDATE,
-    Stored,
-    decide,
-    prop_diff,
-)
+from engine.ir.update_decision import Decision, Stored, decide, prop_diff
 
 
 def stored(properties: Mapping[str, Any] | None = None, *, type_name: str = "T",
@@ -36,41 +27,41 @@ def replaces(diff: Mapping[str, Any]) -> bool:
 
 
 def test_unchanged_properties_do_nothing() -> None:
-    assert decide(stored({"a": 1}), "T", {"a": 1}, replaces, False) == NONE
+    assert decide(stored({"a": 1}), "T", {"a": 1}, replaces, False) == Decision.NONE
 
 
 def test_changed_properties_update_in_place_or_replace_as_the_type_says() -> None:
-    assert decide(stored({"a": 1}), "T", {"a": 2}, in_place, False) == UPDATE
-    assert decide(stored({"a": 1}), "T", {"a": 2}, replaces, False) == REPLACE
+    assert decide(stored({"a": 1}), "T", {"a": 2}, in_place, False) == Decision.UPDATE
+    assert decide(stored({"a": 1}), "T", {"a": 2}, replaces, False) == Decision.REPLACE
 
 
 def test_a_new_type_replaces() -> None:
-    assert decide(stored({"a": 1}), "Other", {"a": 1}, in_place, False) == REPLACE
+    assert decide(stored({"a": 1}), "Other", {"a": 1}, in_place, False) == Decision.REPLACE
 
 
 def test_a_resource_never_created_is_created() -> None:
     never = Stored("T", None, None, "INIT", "COMPLETE", None)
-    assert decide(never, "T", {"a": 1}, in_place, False) == CREATE
+    assert decide(never, "T", {"a": 1}, in_place, False) == Decision.CREATE
 
 
 @pytest.mark.parametrize("action", ["CREATE", "CHECK", "UPDATE"])
 def test_a_failed_resource_is_replaced_even_unchanged(action: str) -> None:
     assert decide(stored(action=action, status="FAILED"), "T", {"a": 1}, in_place,
-                  False) == REPLACE
+                  False) == Decision.REPLACE
 
 
 def test_a_rollback_changes_a_failed_update_back_in_place() -> None:
     failed = stored({"a": 2}, action="UPDATE", status="FAILED")
-    assert decide(failed, "T", {"a": 1}, in_place, rolling_back=True) == UPDATE
+    assert decide(failed, "T", {"a": 1}, in_place, rolling_back=True) == Decision.UPDATE
 
 
 def test_a_rollback_restores_the_resource_the_update_replaced() -> None:
     old = {"type": "T", "physical_id": "p-0", "properties": {"a": 1}, "data": {}}
     replacement = stored({"a": 2}, replaced=old)
-    assert decide(replacement, "T", {"a": 1}, replaces, rolling_back=True) == RESTORE
+    assert decide(replacement, "T", {"a": 1}, replaces, rolling_back=True) == Decision.RESTORE
     # only a rollback takes it back, and only when it is what the rollback wants
-    assert decide(replacement, "T", {"a": 1}, replaces, rolling_back=False) == REPLACE
-    assert decide(replacement, "T", {"a": 3}, replaces, rolling_back=True) == REPLACE
+    assert decide(replacement, "T", {"a": 1}, replaces, rolling_back=False) == Decision.REPLACE
+    assert decide(replacement, "T", {"a": 3}, replaces, rolling_back=True) == Decision.REPLACE
 
 
 def test_prop_diff_names_changed_added_and_removed_properties() -> None:

@@ -32,14 +32,14 @@ from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.vocabulary import OperationState, StepState
+from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
-from engine.worker.plugpoints import Plugpoints
 from engine.worker.poison import PoisonRule
 from tests.unit.conftest import Clock
 from tests.unit.stack_api import StackApi
+from tests.unit.worker.test_lifecycle_calls import Entry, Gate, Recording, loaded
 from tests.unit.worker.test_loop import WAITING, create, run
-from tests.unit.worker.test_plugpoints import Entry, Gate, Recording, loaded
 
 REQUEST = "req-7f3c"
 PLAIN = "heat_template_version: 2018-08-31\nresources:\n  fine: {type: OS::Heat::None}\n"
@@ -250,8 +250,8 @@ def step_of(db: Database, stack_id: str, name: str) -> Step:
 def plan(db: Database, types: ResourceTypeRegistry, clock: Clock) -> None:
     """Plan the next operation: its steps are written, none claimed."""
     driver = OperationDriver(db, types, "planner", clock,
-                             Plugpoints(db, types, LifecycleRegistry(()), "planner", clock,
-                                        30, 5), api_url="http://kiln")
+                             LifecycleCalls(db, types, LifecycleRegistry(()), "planner", clock,
+                                            30, 5), api_url="http://kiln")
     with db.transaction() as session:
         [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
     driver.advance(operation.id)
@@ -397,8 +397,8 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
     owner = "worker-1"
-    plugpoints = Plugpoints(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5)
-    driver = ConcludeBug(db, buggy, owner, clock, plugpoints, api_url="http://kiln")
+    lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5)
+    driver = ConcludeBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln")
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
@@ -705,7 +705,7 @@ def test_giving_up_fails_the_resources_its_steps_were_acting_on(
     clock.advance(3601)  # past the operation's deadline: it is to be timed out
     owner = "worker-2"
     driver = TimeOutBug(db, types, owner, clock,
-                        Plugpoints(db, types, LifecycleRegistry(()), owner, clock, 30, 5),
+                        LifecycleCalls(db, types, LifecycleRegistry(()), owner, clock, 30, 5),
                         api_url="http://kiln")
     for _ in range(4):
         with db.transaction() as session:

@@ -16,8 +16,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.vocabulary import OperationState
 from tests.unit.stack_api import StackApi
-from tests.unit.worker.test_loop import Clock, run
-from tests.unit.worker.test_plugpoints import (
+from tests.unit.worker.test_lifecycle_calls import (
     Entry,
     Gate,
     loaded,
@@ -27,6 +26,7 @@ from tests.unit.worker.test_plugpoints import (
     wait_until,
     worker,
 )
+from tests.unit.worker.test_loop import Clock, run
 
 # The create of "slow" outlives any deadline; its delete is immediate, so a rollback
 # (or a test's teardown) can remove it.

@@ -27,6 +27,7 @@ from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
 from engine.lifecycle.snapshot import Redefined, StackFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
+from engine.vocabulary import Status
 from engine.worker.stored_scope import stack_secrets
 
 Clock = Callable[[], datetime.datetime]
@@ -34,7 +35,9 @@ LOG = logging.getLogger(__name__)
 LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 
 
-class Plugpoints:
+class LifecycleCalls:
+    """An operation's lifecycle plugin calls: its pre-ops, then its post-ops."""
+
     def __init__(self, db: Database, types: ResourceTypeRegistry, plugins: LifecycleRegistry,
                  owner: str, clock: Clock, lease_seconds: float,
                  heartbeat_seconds: float, *, irs: StoredIrs | None = None) -> None:
@@ -139,8 +142,8 @@ class Plugpoints:
             operation.lifecycle = progress  # a new object, so the JSON column is written
             operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
             stack = queries.load_stack(session, operation.stack_id)
-            status = "IN_PROGRESS" if record.phase == PRE else (
-                "FAILED" if record.is_stack_failure else "COMPLETE")
+            status = Status.IN_PROGRESS if record.phase == PRE else (
+                Status.FAILED if record.is_stack_failure else Status.COMPLETE)
             queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
                               physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
                               action=record.action, status=status,
