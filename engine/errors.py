@@ -44,7 +44,6 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── RequestLimitExceeded  (every size and count limit; 400, as in Heat)
     │   ├── PhysicalResourceIDAmbiguity
     │   ├── NotSupported
-    │   │   └── NotSupported (engine.worker.step_decision: Kiln's words, Heat's name)
     │   ├── ResourceActionNotSupported
     │   └── AmbiguousName ...... kiln-manage: a name or id prefix matches several
     ├── Unauthorized ........... 401
@@ -345,7 +344,17 @@ class PhysicalResourceIDAmbiguity(Invalid):
 
 
 class NotSupported(Invalid):
+    """Heat's ``<feature> is not supported.``, or, given ``reason`` instead of ``feature``,
+    a whole sentence of Kiln's where Heat's shape does not fit (a drift that cannot be put
+    back). Either way the class name starts the reason tenants read."""
+
     msg_fmt = "{feature} is not supported."
+
+    def __init__(self, location: Location | None = None, **details: Any) -> None:
+        super().__init__(location, **details)
+        if "feature" not in details:
+            self.message = str(details["reason"])
+            self.args = (str(self),)
 
 
 class ResourceActionNotSupported(Invalid):

@@ -47,14 +47,6 @@ NEEDS_PROPERTIES = (Action.CREATE, Action.ADOPT, Action.UPDATE)
 NOTHING_IF_NEVER_CREATED = (Action.DELETE, Action.SUSPEND, Action.RESUME)
 
 
-class NotSupported(errors.NotSupported):
-    """A change Kiln cannot make, in Kiln's own words under Heat's class name (which
-    starts the reason tenants read); ``errors.NotSupported`` words Heat's "... is not
-    supported."."""
-
-    msg_fmt = "{reason}"
-
-
 class Outcome(enum.Enum):
     ACT = "act"  # the step's handler acts on the resource itself
     CLEAN_UP = "clean up"  # delete the physical resource a replacement replaced
@@ -327,6 +319,7 @@ def converging_diff(instance: Resource, drift: Drift, prop_diff: Mapping[str, An
     """What a converging update changes: the drifted properties put back, with the
     template's own changes; empty when there is nothing to do."""
     if drift and instance.needs_replacement(drift):
-        raise NotSupported(reason=f"Drift in {', '.join(sorted(drift))} cannot be put back "
-                                  "in place; change the template to replace the resource")
+        raise errors.NotSupported(reason=f"Drift in {', '.join(sorted(drift))} cannot be put "
+                                         "back in place; change the template to replace the "
+                                         "resource")
     return {**{name: instance.properties[name] for name in drift}, **(prop_diff or {})}

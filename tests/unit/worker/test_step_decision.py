@@ -25,7 +25,6 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import INTEGER, STRING, Property
 from engine.worker.step_decision import (
     Definition,
-    NotSupported,
     Outcome,
     StepDecider,
     StepDecision,
@@ -283,7 +282,7 @@ def test_converging_puts_back_what_drifted_unless_only_a_replacement_could(
     drift = {"colour": {"expected": "red", "actual": "green"}}
     assert converging_diff(lamp, drift, {"size": 3}) == {"colour": "red", "size": 3}
 
-    with pytest.raises(NotSupported) as raised:
+    with pytest.raises(errors.NotSupported) as raised:
         converging_diff(lamp, {"size": {"expected": 1, "actual": 9}}, {})
     assert isinstance(raised.value, errors.NotSupported)
     assert failure_reason(raised.value, "lamp", ()) == (
