@@ -439,6 +439,32 @@ def extract_bool(value: Any, name: str) -> bool:
     return text == "true"
 
 
+def extract_int(value: Any, name: str, maximum: int) -> int:
+    """Heat's ``extract_int``, for bodies and query strings alike: a value whose text is
+    an integer's (``5``, ``"5"``; not ``5.0``, ``" 5"``, ``1e3`` or ``true``), at least 0.
+    Kiln adds ``maximum``, what the database can hold or compare."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not _int_like(value):
+        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
+    number = int(value)
+    if number < 0:
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                "non-negative integer.")
+    if number > maximum:
+        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
+                                f"integers up to {maximum}.")
+    return number
+
+
+def _int_like(value: int | str) -> bool:
+    """oslo's ``is_int_like``: the text of the integer the value reads as is the value's."""
+    if isinstance(value, int):
+        return True
+    try:
+        return str(int(value)) == value
+    except ValueError:  # not a number, or past int()'s 4300 digits
+        return False
+
+
 def check_tags(tags: Iterable[str]) -> None:
     """Heat's ``extract_tags`` rule: no tag longer than ``MAX_TAG_CHARS``. How a list of
     tags is split (and whether trimmed) is the caller's."""

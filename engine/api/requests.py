@@ -9,8 +9,7 @@ import falcon
 
 from engine.context import RequestContext
 from engine.errors import BadRequest, RequestLimitExceeded
-from engine.schema import check_tags, extract_bool, strict_loads
-from engine.services.stack_requests import extract_int
+from engine.schema import check_tags, extract_bool, extract_int, strict_loads
 
 # Deep enough for a template sent as an object (its own limit is 64 levels, a few levels
 # down the body); far below where a recursive walk of the values would fail.

@@ -21,6 +21,7 @@ from engine.errors import BadRequest, RequestLimitExceeded, StackValidationFaile
 from engine.ir.build import build, pseudo_parameters
 from engine.ir.model import ResolvedStack
 from engine.resources.registry import ResourceTypeRegistry
+from engine.schema import extract_bool
 from engine.services import stack_requests
 from engine.template.environment import Environment, request_environment
 from engine.template.loader import load, written_resources
@@ -90,8 +91,7 @@ class Proposals:
             description=ir.description, template=doc.data,
             parameters=parameters, environment=environment, files=files,
             outputs=None, tags=stack_requests.tags(body.get("tags")),
-            disable_rollback=stack_requests.flag(body.get("disable_rollback", True),
-                                                 "disable_rollback"),
+            disable_rollback=extract_bool(body.get("disable_rollback", True), "disable_rollback"),
             timeout_mins=timeout_mins, owner=ctx.username, created_at=now)
         return Proposal(stack=stack, ir=ir, timeout_seconds=timeout)
 

@@ -28,6 +28,7 @@ from engine.errors import (
 from engine.ir.build import StaticScope
 from engine.resources.base import Signal
 from engine.resources.registry import ResourceTypeRegistry
+from engine.schema import extract_bool
 from engine.services.attributes import ReadOnlyRuntime
 from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parameters import redact
@@ -86,12 +87,9 @@ def mark_unhealthy_request(body: Mapping[str, Any]) -> tuple[bool, str]:
     if MARK_UNHEALTHY not in body:
         raise BadRequest(reason=f"Missing mandatory ({MARK_UNHEALTHY}) key from mark "
                                 "unhealthy request")
-    value = body[MARK_UNHEALTHY]
-    if str(value).lower() not in ("true", "false"):
-        raise BadRequest(reason=f'Unrecognized value "{value}" for "{MARK_UNHEALTHY}", '
-                                "acceptable values are: true, false.")
+    unhealthy = extract_bool(body[MARK_UNHEALTHY], MARK_UNHEALTHY)
     reason = body.get(STATUS_REASON)
-    return str(value).lower() == "true", str(reason) if reason else DEFAULT_UNHEALTHY_REASON
+    return unhealthy, str(reason) if reason else DEFAULT_UNHEALTHY_REASON
 
 
 def find_resource(rows: Sequence[Resource], stack_name: str, name_or_physical_id: str

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import BadRequest
+from engine.schema import check_tags, extract_bool, extract_int
 
 # The stack's timeout column is a 32-bit integer on every database Kiln runs on.
 MAX_TIMEOUT_MINS = 2**31 - 1
-MAX_TAG_CHARS = 80
 
 
 def check_body(body: Mapping[str, Any]) -> None:
@@ -44,10 +44,10 @@ def check_body(body: Mapping[str, Any]) -> None:
         raise BadRequest(reason="environment_files must be a list of file names")
     timeout_mins(body.get("timeout_mins"))
     if "disable_rollback" in body:
-        flag(body["disable_rollback"], "disable_rollback")
+        extract_bool(body["disable_rollback"], "disable_rollback")
     tags(body.get("tags"))
     if "converge" in body:
-        flag(body["converge"], "converge")
+        extract_bool(body["converge"], "converge")
     cleared = body.get("clear_parameters")
     if cleared is not None and (not isinstance(cleared, list)
                                 or not all(isinstance(n, str) for n in cleared)):
@@ -75,43 +75,6 @@ def timeout_mins(value: Any) -> int | None:
     return extract_int(value, "timeout_mins", MAX_TIMEOUT_MINS) or None
 
 
-def extract_int(value: Any, name: str, maximum: int) -> int:
-    """Heat's ``extract_int``, for bodies and query strings alike: a value whose text is
-    an integer's (``5``, ``"5"``; not ``5.0``, ``" 5"``, ``1e3`` or ``true``), at least 0.
-    Kiln adds ``maximum``, what the database can hold or compare."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not _int_like(value):
-        raise BadRequest(reason=f"Only integer is acceptable by '{name}'.")
-    number = int(value)
-    if number < 0:
-        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
-                                "non-negative integer.")
-    if number > maximum:
-        raise BadRequest(reason=f"Value '{value}' is invalid for '{name}' which only accepts "
-                                f"integers up to {maximum}.")
-    return number
-
-
-def _int_like(value: int | str) -> bool:
-    """oslo's ``is_int_like``: the text of the integer the value reads as is the value's."""
-    if isinstance(value, int):
-        return True
-    try:
-        return str(int(value)) == value
-    except ValueError:  # not a number, or past int()'s 4300 digits
-        return False
-
-
-def flag(value: Any, name: str) -> bool:
-    """Heat's ``extract_bool``: ``true`` or ``false`` in any case, as a JSON boolean or
-    text."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise BadRequest(reason=f'Unrecognized value "{value}" for "{name}", acceptable values '
-                            "are: true, false.")
-
-
 def tags(value: Any) -> list[str]:
     """A comma-separated string (Heat's form) or a list of strings (the stored form),
     each tag trimmed, empty ones dropped, none over 80 characters."""
@@ -124,10 +87,7 @@ def tags(value: Any) -> list[str]:
     else:
         raise BadRequest(reason="tags must be a comma-separated string of tags")
     found = [t.strip() for t in found if t.strip()]
-    for tag in found:
-        if len(tag) > MAX_TAG_CHARS:
-            raise BadRequest(reason=f'Invalid tag, "{tag}" is longer than {MAX_TAG_CHARS} '
-                                    "characters")
+    check_tags(found)
     return found
 
 

@@ -19,6 +19,7 @@ from engine.db.session import Database
 from engine.errors import BadRequest, EntityNotFound, RequestLimitExceeded
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
+from engine.schema import extract_bool
 from engine.services import stack_requests, update_preview
 from engine.services.adopt import adopt_request
 from engine.services.operations import request_context, start_operation
@@ -87,7 +88,7 @@ class StackWrites:
                     "previous": _definition(stack), "target": _definition(new.stack),
                     # Heat's "observe reality": resources whose type can read its
                     # backend put back what drifted (specs/aws-resources.rst).
-                    "converge": stack_requests.flag(body.get("converge", False), "converge")}
+                    "converge": extract_bool(body.get("converge", False), "converge")}
                 start_operation(session, ctx, name, stack_id, Action.UPDATE, self._clock(),
                                 self._limits.default_timeout_seconds, payload,
                                 timeout_seconds=new.timeout_seconds)

@@ -166,12 +166,13 @@ def test_numbers_read_as_before() -> None:
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    ("true", True), ("FALSE", False), ("True", True), (True, True), (False, False)])
+    ("true", True), ("FALSE", False), ("True", True), (True, True), (False, False),
+    ("false", False), ("TRUE", True), ("False", False)])
 def test_extract_bool_reads_true_and_false_in_any_case(value: object, expected: bool) -> None:
     assert extract_bool(value, "flag") is expected
 
 
-@pytest.mark.parametrize("value", ["yes", "1", 1, None, "", " true"])
+@pytest.mark.parametrize("value", ["yes", "1", 1, 0, None, "", " true", [], {"a": 1}])
 def test_extract_bool_refuses_anything_else_naming_the_field(value: object) -> None:
     with pytest.raises(BadRequest) as caught:
         extract_bool(value, "show_deleted")

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import BadRequest
 from engine.services import stack_requests
-from engine.services.stack_requests import check_body, flag, refuse_converge, tags, timeout_mins
+from engine.services.stack_requests import check_body, refuse_converge, tags, timeout_mins
 
 
 @pytest.mark.parametrize("body, message", [
@@ -80,22 +80,6 @@ def test_timeout_mins_range(value: Any, message: str) -> None:
         timeout_mins(value)
 
     assert caught.value.message == message
-
-
-@pytest.mark.parametrize("value, expected", [
-    (True, True), ("false", False), ("TRUE", True), ("False", False),
-])
-def test_flag(value: Any, expected: bool) -> None:
-    assert flag(value, "disable_rollback") is expected
-
-
-@pytest.mark.parametrize("value", [1, 0, None, "yes", "", [], {"a": 1}])
-def test_flag_refuses_anything_else(value: Any) -> None:
-    with pytest.raises(BadRequest) as caught:
-        flag(value, "converge")
-
-    assert caught.value.message == (f'Unrecognized value "{value}" for "converge", '
-                                    "acceptable values are: true, false.")
 
 
 @pytest.mark.parametrize("value, expected", [
