@@ -44,7 +44,7 @@ def find_stacks(session: Session, name_or_id: str, tenant_id: str | None = None
 
 def tenant_names(session: Session, tenant_ids: Collection[str]) -> dict[str, str]:
     rows = session.execute(select(Tenant.id, Tenant.name).where(Tenant.id.in_(tenant_ids)))
-    return {tenant_id: name for tenant_id, name in rows.tuples()}
+    return {tenant_id: name for tenant_id, name in rows}
 
 
 def list_stacks(session: Session, *, tenant_id: str | None, names: Sequence[str],
@@ -94,19 +94,21 @@ def list_operations(session: Session, *, unfinished_only: bool, stack_id: str | 
     query = query.order_by(Operation.created_at.desc(), Operation.id)
     if limit is not None:
         query = query.limit(limit)
-    return [(operation, stack) for operation, stack in session.execute(query).tuples()]
+    return [(operation, stack) for operation, stack in session.execute(query)]
 
 
 def find_operations(session: Session, id_or_prefix: str) -> list[tuple[Operation, Stack]]:
     """The operation with this id, or those whose id starts with it (people paste the
     first block of a UUID)."""
     query = select(Operation, Stack).join(Stack, Stack.id == Operation.stack_id)
-    exact = list(session.execute(query.where(Operation.id == id_or_prefix)).tuples())
+    exact = [(operation, stack) for operation, stack
+             in session.execute(query.where(Operation.id == id_or_prefix))]
     pattern = _prefix(id_or_prefix)
     if exact or pattern is None:
         return exact
-    return list(session.execute(query.where(Operation.id.like(pattern))
-                                .order_by(Operation.created_at).limit(10)).tuples())
+    return [(operation, stack) for operation, stack
+            in session.execute(query.where(Operation.id.like(pattern))
+                               .order_by(Operation.created_at).limit(10))]
 
 
 def _prefix(id_or_prefix: str) -> str | None:
@@ -126,7 +128,7 @@ def step_counts(session: Session, operation_ids: Collection[str]) -> dict[str, S
                func.sum(case((Step.state == StepState.FAILED, 1), else_=0)),
                func.sum(case((Step.state == StepState.RUNNING, 1), else_=0)))
         .where(Step.operation_id.in_(operation_ids))
-        .group_by(Step.operation_id)).tuples()
+        .group_by(Step.operation_id))
     return {op: StepCounts(int(total), int(done or 0), int(failed or 0), int(running or 0))
             for op, total, done, failed, running in rows}
 
@@ -142,7 +144,7 @@ def step_holders(session: Session, operation_ids: Collection[str], now: Now
                func.max(Step.lease_expires_at))
         .where(Step.operation_id.in_(operation_ids), Step.state == StepState.RUNNING,
                Step.lease_expires_at >= now)
-        .group_by(Step.operation_id, Step.lease_owner)).tuples()
+        .group_by(Step.operation_id, Step.lease_owner))
     found: dict[str, dict[str, tuple[int, Now]]] = {}
     for operation_id, owner, count, expires in rows:
         if owner is not None and expires is not None:
@@ -219,7 +221,7 @@ def deleted_before(session: Session, cutoff: Now, limit: int,
         query = query.where(or_(Stack.deleted_at > after[0],
                                 (Stack.deleted_at == after[0]) & (Stack.id > after[1])))
     rows = list(session.execute(
-        query.order_by(Stack.deleted_at, Stack.id).limit(limit)).tuples())
+        query.order_by(Stack.deleted_at, Stack.id).limit(limit)))
     ids = [row[0] for row in rows]
     resources = _counts(session, Resource.stack_id, ids)
     events = _counts(session, Event.stack_id, ids)
@@ -238,5 +240,5 @@ def _counts(session: Session, column: Any, ids: Collection[str]) -> dict[str, in
     if not ids:
         return {}
     rows = session.execute(select(column, func.count()).where(column.in_(ids))
-                           .group_by(column)).tuples()
+                           .group_by(column))
     return {key: int(count) for key, count in rows}

@@ -256,6 +256,6 @@ def list_workers(session: Session, now: Now) -> list[tuple[Worker, int]]:
     held = dict(session.execute(
         select(Step.lease_owner, func.count())
         .where(Step.state == StepState.RUNNING, Step.lease_expires_at >= now)
-        .group_by(Step.lease_owner)).tuples().all())
+        .group_by(Step.lease_owner)).all())
     workers = session.scalars(select(Worker).order_by(Worker.started_at, Worker.id))
     return [(worker, held.get(worker.id, 0)) for worker in workers]

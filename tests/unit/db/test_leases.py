@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 
-import pytest
 from sqlalchemy import select
 
 from engine.db import leases
@@ -280,9 +279,6 @@ def test_renewing_steps_keeps_only_those_still_ours(db: Database, tenant_id: str
 # --- workers --------------------------------------------------------------------------------
 
 
-# NOTE: list_workers calls Result.tuples(), deprecated since SQLAlchemy 2.1 (a warning the
-# suite turns into an error); remove this filter once it reads the rows as they come.
-@pytest.mark.filterwarnings("ignore:The Result.tuples:DeprecationWarning")
 def test_workers_heartbeat_stop_and_are_listed_with_the_steps_they_hold(
         db: Database, tenant_id: str) -> None:
     with db.transaction() as session:
