@@ -1,10 +1,15 @@
-"""Heat's status reasons for stacks and operations: the sentences tenants read in a
-stack's ``stack_status_reason`` and in its events, and that Heat's clients match.
+"""Heat's status reasons for stacks, operations and resources: the sentences tenants read
+in a stack's ``stack_status_reason``, a resource's ``resource_status_reason`` and their
+events, and that Heat's clients match.
 
-One function per sentence, so each is written in one place, byte for byte as Heat
-writes it. The database layer stores these words; it never makes them."""
+One function (or constant) per sentence, so each is written in one place, byte for byte
+as Heat writes it; the few Kiln has no Heat model for say so. The database layer stores
+these words; it never makes them."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 #: Appended to a completed check's reason when some resource type has no real check.
 CHECK_NOT_FULLY_SUPPORTED = ". 'CHECK' not fully supported (see resources)"
@@ -47,3 +52,37 @@ def reset_by_operator(actor: str) -> str:
 
 def stack_reset(action: str, status: str, actor: str, reason: str) -> str:
     return f"Stack state reset to {action}_{status} by operator {actor}: {reason}"
+
+
+# --- resources ---------------------------------------------------------------------------
+
+#: A resource's state moved as its action planned (Heat's ``state_set`` default).
+STATE_CHANGED = "state changed"
+#: A delete that leaves the physical resource where it is (``deletion_policy: Retain``).
+RETAINED = "Retained"
+#: Mark-unhealthy without a ``resource_status_reason`` of the tenant's.
+MARKED_UNHEALTHY = "state changed by resource_mark_unhealthy api"
+#: Kiln's: an update's cleanup deleted the physical resource a replacement replaced.
+REPLACED_DELETED = "replaced resource deleted"
+#: Kiln's: a rollback starts deleting a replacement, to take the replaced one back.
+ROLLING_BACK = "rolling back"
+#: Kiln's: that rollback took the replaced resource back.
+RESTORED = "restored the resource the update replaced"
+
+
+def resource_error(kind: str, name: str, message: str) -> str:
+    """A failed resource's own reason: the error's class name, then its message."""
+    return f"{kind}: resources.{name}: {message}"
+
+
+def signal_taken(summary: str | None, details: Mapping[str, Any] | None) -> str:
+    """The reason of a ``SIGNAL`` event (Heat's ``Resource._handle_signal``): the
+    resource type's summary of the signal, else what Heat makes of its details."""
+    if summary:
+        return f"Signal: {summary}"
+    if details is None:
+        return "No signal details provided"
+    if all(key in details for key in ("previous", "current", "reason")):  # from Ceilometer
+        return ("alarm state changed from {previous} to {current} ({reason})"
+                .format(**details))
+    return "Unknown"

@@ -13,6 +13,7 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine import reasons
 from engine.db import queries, signals, transitions
 from engine.db.models import Resource, Stack
 from engine.db.session import DbSession
@@ -38,7 +39,6 @@ from engine.vocabulary import Action, Status
 
 MARK_UNHEALTHY = "mark_unhealthy"
 STATUS_REASON = "resource_status_reason"
-DEFAULT_UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
 # Actions during which a resource refuses any signal, as in Heat.
 NO_SIGNAL_ACTIONS = (Action.SUSPEND, Action.DELETE)
 
@@ -89,7 +89,7 @@ def mark_unhealthy_request(body: Mapping[str, Any]) -> tuple[bool, str]:
                                 "unhealthy request")
     unhealthy = extract_bool(body[MARK_UNHEALTHY], MARK_UNHEALTHY)
     reason = body.get(STATUS_REASON)
-    return unhealthy, str(reason) if reason else DEFAULT_UNHEALTHY_REASON
+    return unhealthy, str(reason) if reason else reasons.MARKED_UNHEALTHY
 
 
 def find_resource(rows: Sequence[Resource], stack_name: str, name_or_physical_id: str
@@ -155,16 +155,4 @@ def deliver_signal(session: DbSession, stack: Stack, row: Resource,
     queries.add_event(session, stack_id=stack.id, resource_name=row.name,
                       physical_resource_id=row.physical_id or "", resource_type=row.type,
                       action=Action.SIGNAL, status=row.status,
-                      reason=signal_reason(accepted, details), now=now)
-
-
-def signal_reason(accepted: Signal, details: Mapping[str, Any] | None) -> str:
-    """Heat's reason for the SIGNAL event (``Resource._handle_signal``)."""
-    if accepted.summary:
-        return f"Signal: {accepted.summary}"
-    if details is None:
-        return "No signal details provided"
-    if all(key in details for key in ("previous", "current", "reason")):  # from Ceilometer
-        return ("alarm state changed from {previous} to {current} ({reason})"
-                .format(**details))
-    return "Unknown"
+                      reason=reasons.signal_taken(accepted.summary, details), now=now)

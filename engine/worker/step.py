@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import budget
+from engine import budget, reasons
 from engine.db import leases, queries, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
@@ -253,7 +253,7 @@ class StepRunner:
                     reason = failure_reason(self._internal_error(step, request_id),
                                             step.resource_name, ())
                     steps.fail_step(session, step, self._owner, now,
-                                    f"Resource {action} failed: {reason}")
+                                    reasons.resource_failed(action, reason))
                 else:
                     leases.back_off_step(session, step, self._owner,
                                          now + self._rule.backoff(step.failures))
@@ -396,7 +396,7 @@ class StepRunner:
             assert decision.failure is not None
             if decision.mark_in_progress:
                 set_resource_state(session, stack, row, step.action, Status.IN_PROGRESS,
-                                   "state changed", now)
+                                   reasons.STATE_CHANGED, now)
             self._writes.record_failure(session, step, stack, row, decision.failure, (), now)
             return None
         assert decision.instance is not None
@@ -405,10 +405,10 @@ class StepRunner:
             row.deletion_policy = decision.definition.deletion_policy
         if not step.started and decision.outcome == Outcome.ACT:
             set_resource_state(session, stack, row, decision.action, Status.IN_PROGRESS,
-                               "state changed", now)
+                               reasons.STATE_CHANGED, now)
         elif not step.started and decision.outcome == Outcome.RESTORE:
             set_resource_state(session, stack, row, Action.DELETE, Status.IN_PROGRESS,
-                               "rolling back", now)
+                               reasons.ROLLING_BACK, now)
         held = HeldStep(step.id, step.operation_id, stack.id, row.name,
                         decision.resource_type, decision.action, decision.instance,
                         decision.secrets, token=step.token,

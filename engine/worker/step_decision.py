@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
-from engine import errors
+from engine import errors, reasons
 from engine.db import queries
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
@@ -136,7 +136,7 @@ class StepDecider:
             # there (deletion_policy: Retain). A delete still ends the resource.
             if step.action == Action.DELETE:
                 return StepDecision(Outcome.END, Action.DELETE,
-                                    reason="Retained" if retained else "state changed")
+                                    reason=reasons.RETAINED if retained else reasons.STATE_CHANGED)
             return CLOSE
         if step.action == Action.CHECK and never_created:
             return failed(ResourceMissing(reason="the resource was never created"),

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from engine import reasons
 from engine.db import queries, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
@@ -85,18 +86,18 @@ class StepWrites:
             # The replaced resource is gone; the row is the replacement's, untouched.
             add_replaced_resource_event(session, stack, row, held.instance.physical_id,
                                         held.resource_type, Action.DELETE, Status.COMPLETE,
-                                        "replaced resource deleted", now)
+                                        reasons.REPLACED_DELETED, now)
             row.replaced = None
             return
         if held.kind == Action.RESTORE:
             set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
-                               "state changed", now)
+                               reasons.STATE_CHANGED, now)
             replaced = row.replaced or {}
             row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
             row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
             row.generation, row.replaced = replaced.get("generation", 0), None
             set_resource_state(session, stack, row, Action.UPDATE, Status.COMPLETE,
-                               "restored the resource the update replaced", now)
+                               reasons.RESTORED, now)
             return
         row.data = dict(held.instance.data)
         row.physical_id = held.instance.physical_id
@@ -132,7 +133,7 @@ class StepWrites:
             LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, action,
                      type(exc).__name__)
         if not steps.fail_step(session, step, self._owner, now,
-                               f"Resource {action} failed: {reason}"):
+                               reasons.resource_failed(action, reason)):
             raise LeaseLost()
         if step.action != Action.CLEANUP:
             set_resource_state(session, stack, row, action, Status.FAILED, reason, now)
@@ -149,7 +150,7 @@ class StepWrites:
             row.drift = self._masked(held)
         elif held.action in REDEFINING:
             row.drift = None
-        return drift_reason(held.drift) if held.drift else "state changed"
+        return drift_reason(held.drift) if held.drift else reasons.STATE_CHANGED
 
     @staticmethod
     def _masked(held: HeldStep) -> Drift:
@@ -164,4 +165,4 @@ class StepWrites:
 def failure_reason(exc: Exception, name: str, secrets: tuple[str, ...]) -> str:
     """A failed resource's status reason, as Heat writes it."""
     message = exc.message if isinstance(exc, KilnError) else str(exc)
-    return str(redact(f"{type(exc).__name__}: resources.{name}: {message}", secrets))
+    return str(redact(reasons.resource_error(type(exc).__name__, name, message), secrets))
