@@ -23,7 +23,7 @@ from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
 from engine.db.queries import request_id_of
-from engine.db.session import Database
+from engine.db.session import Database, DbSession
 from engine.db.transitions import set_resource_state
 from engine.errors import DatabaseUnavailable, InternalError
 from engine.ir.stored import StoredIrs
@@ -167,7 +167,7 @@ class StepRunner:
         if not held.prop_diff:
             held.phase = StepPhase.NOTHING_TO_DO
 
-    def _close_round(self, session: Any, helds: Sequence[HeldStep], *,
+    def _close_round(self, session: DbSession, helds: Sequence[HeldStep], *,
                      now: datetime.datetime) -> set[int]:
         """Close the finished steps among ``helds`` and save the others' progress; the
         ids whose lease was lost (nothing was written for them)."""
@@ -263,7 +263,7 @@ class StepRunner:
             LOG.exception("step %s: counting its failure failed too; left to its lease",
                           step_id)
 
-    def _keep_physical_id(self, session: Any, held: HeldStep) -> None:
+    def _keep_physical_id(self, session: DbSession, held: HeldStep) -> None:
         """Store the physical id the handler recorded, whose write (with the step's token
         or close) is what failed: the next try then goes on with the thing its handler
         made instead of making another. Only that scalar, in a savepoint, so a value
@@ -277,7 +277,7 @@ class StepRunner:
         except Exception:  # noqa: BLE001 -- a bad id: the try is counted all the same
             LOG.exception("step %s: its physical id could not be stored", held.step_id)
 
-    def _give_up(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+    def _give_up(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow,
                  now: datetime.datetime) -> None:
         """Fail a step whose tries kept failing on a bug (or killing their workers),
         without preparing or running it again: its resource ``<ACTION>_FAILED``, its
@@ -319,7 +319,7 @@ class StepRunner:
                 self._fail_quietly(held, held.failure)
         return [held for held in prepared if held.failure is None]
 
-    def _prepare_round(self, session: Any, step_ids: Sequence[int], now: datetime.datetime
+    def _prepare_round(self, session: DbSession, step_ids: Sequence[int], now: datetime.datetime
                        ) -> list[HeldStep]:
         """Prepare steps in one transaction, their rows read together.
 
@@ -368,7 +368,7 @@ class StepRunner:
         spent = (self._clock() - begun).total_seconds()
         return spent > budget.limits().evaluation_timeout_seconds
 
-    def _give_back_rest(self, session: Any, rest: Sequence[Step], claimed: int) -> None:
+    def _give_back_rest(self, session: DbSession, rest: Sequence[Step], claimed: int) -> None:
         given = leases.give_back_steps(session, self._owner, [step.id for step in rest],
                                        self._clock())
         LOG.info("a round of %d steps took longer than an evaluation may: %d handed back "
@@ -376,7 +376,7 @@ class StepRunner:
 
     # --- one step prepared: its decision carried out -------------------------------------
 
-    def _prepare_in(self, session: Any, step: Step, now: datetime.datetime, stack: Stack,
+    def _prepare_in(self, session: DbSession, step: Step, now: datetime.datetime, stack: Stack,
                     row: ResourceRow) -> HeldStep | None:
         """Decide what a claimed step will do and carry out what is written before its
         handler runs; the step to start or go on with, if any."""

@@ -23,7 +23,7 @@ from engine import errors, reasons
 from engine.db import queries
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
-from engine.db.session import Database
+from engine.db.session import Database, DbSession
 from engine.errors import KilnError, ResourceMissing
 from engine.ir.build import properties_for_runtime
 from engine.ir.stored import StoredIrs
@@ -125,7 +125,7 @@ class StepDecider:
         self._actions = PerOperation[str]()
         self._converging = PerOperation[bool]()
 
-    def decide(self, session: Any, step: Step, stack: Stack, row: ResourceRow
+    def decide(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow
                ) -> StepDecision:
         if step.action == Action.CLEANUP:
             return self._replaced(step, stack, row, restoring=False)
@@ -221,7 +221,7 @@ class StepDecider:
 
         return runtime
 
-    def _decide_update(self, session: Any, step: Step, row: ResourceRow, probe: Resource,
+    def _decide_update(self, session: DbSession, step: Step, row: ResourceRow, probe: Resource,
                        new_type: str) -> str:
         """An update step's decision, made once and stored with the step. A replacement
         moves the current physical resource aside (``row.replaced``) in the same
@@ -275,14 +275,14 @@ class StepDecider:
                             Action.DELETE, instance,
                             row.type if restoring else replaced["type"], secrets)
 
-    def _operation_action(self, session: Any, operation_id: str) -> str:
+    def _operation_action(self, session: DbSession, operation_id: str) -> str:
         def read() -> str:
             operation = session.get(Operation, operation_id)
             return operation.action if operation is not None else ""
 
         return self._actions.get(operation_id, read)
 
-    def _converge(self, session: Any, operation_id: str) -> bool:
+    def _converge(self, session: DbSession, operation_id: str) -> bool:
         """Whether the update asked to observe reality first (Heat's ``converge``)."""
         def read() -> bool:
             operation = session.get(Operation, operation_id)
@@ -291,7 +291,7 @@ class StepDecider:
 
         return self._converging.get(operation_id, read)
 
-    def _adopt_data(self, session: Any, operation_id: str) -> Mapping[str, Any]:
+    def _adopt_data(self, session: DbSession, operation_id: str) -> Mapping[str, Any]:
         """The abandon data's resources."""
         def read() -> Mapping[str, Any]:
             operation = session.get(Operation, operation_id)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import datetime
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from engine import reasons
 from engine.db import queries, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
+from engine.db.session import DbSession
 from engine.db.transitions import add_replaced_resource_event, set_resource_state
 from engine.errors import KilnError
 from engine.resources.drift import Drift, drift_reason
@@ -33,7 +33,7 @@ class StepWrites:
     def __init__(self, owner: str) -> None:
         self._owner = owner
 
-    def save(self, session: Any, held: HeldStep) -> None:
+    def save(self, session: DbSession, held: HeldStep) -> None:
         """Save a waiting step's progress: its token, and what its handler recorded."""
         next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)
         if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll,
@@ -50,7 +50,7 @@ class StepWrites:
         held.saved_data = dict(held.instance.data)
         held.phase = StepPhase.WAITING
 
-    def complete_plain(self, session: Any, done: Sequence[HeldStep],
+    def complete_plain(self, session: DbSession, done: Sequence[HeldStep],
                         now: datetime.datetime) -> set[int]:
         """Close finished steps on resources themselves (no replacement to clean up) a
         few statements per operation, whatever their number; the ids whose lease was
@@ -75,7 +75,7 @@ class StepWrites:
                                        self._record_drift(row, held), now)
         return lost
 
-    def complete_in(self, session: Any, held: HeldStep, now: datetime.datetime) -> None:
+    def complete_in(self, session: DbSession, held: HeldStep, now: datetime.datetime) -> None:
         """Close one finished step, a cleanup's or a restore's as well."""
         step = session.get(Step, held.step_id)
         if step is None or not steps.complete_step(session, step, self._owner, now):
@@ -104,7 +104,7 @@ class StepWrites:
         set_resource_state(session, stack, row, held.action, Status.COMPLETE,
                            self._record_drift(row, held), now)
 
-    def fail(self, session: Any, held: HeldStep, exc: Exception, now: datetime.datetime
+    def fail(self, session: DbSession, held: HeldStep, exc: Exception, now: datetime.datetime
              ) -> None:
         """Fail a held step on its handler's (or its preparing's) failure ``exc``."""
         step = session.get(Step, held.step_id)
@@ -122,7 +122,7 @@ class StepWrites:
         self.record_failure(session, step, stack, row, exc, held.secrets, now,
                             action=held.action)
 
-    def record_failure(self, session: Any, step: Step, stack: Stack, row: ResourceRow,
+    def record_failure(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow,
                         exc: Exception, secrets: tuple[str, ...],
                         now: datetime.datetime, *, action: str | None = None) -> None:
         """Fail the step and its resource ``<ACTION>_FAILED``; a cleanup's failure is
@@ -158,7 +158,7 @@ class StepWrites:
         return masked
 
     @staticmethod
-    def row(session: Any, held: HeldStep) -> ResourceRow:
+    def row(session: DbSession, held: HeldStep) -> ResourceRow:
         return queries.get_stack_resource(session, held.stack_id, held.resource_name)
 
 
