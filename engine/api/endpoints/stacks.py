@@ -169,7 +169,9 @@ class StackUpdatePreview:
 
     def _preview(self, req: falcon.Request, resp: falcon.Response, stack_name: str,
                  stack_id: str, *, patch: bool) -> None:
-        flag(req, "show_nested")  # checked as Heat checks it; Kiln has no nested stacks
+        # Checked as a boolean, as Heat checks it, and otherwise ignored: the preview
+        # lists the top stack's resources only.
+        flag(req, "show_nested")
         preview = self._dry_runs.preview_update(context(req), stack_name, stack_id,
                                                 json_body(req), patch=patch)
         resp.media = views.update_preview(preview)

@@ -24,7 +24,8 @@ class TemplateValidate:
         self._dry_runs = dry_runs
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
-        # Accepted for heatclient's sake: Kiln has no nested stacks to show.
+        # Checked as a boolean, as Heat checks it, and otherwise ignored: the answer is
+        # the top stack's, without the nested templates' parameters.
         flag(req, "show_nested")
         ignored = set(req.get_param_as_list("ignore_errors") or ())
         unknown = sorted(ignored - IGNORABLE_ERRORS)

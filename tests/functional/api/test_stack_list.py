@@ -116,7 +116,7 @@ def test_tags_in_list_items(world: dict[str, Any]) -> None:
     ({"disable_rollback": "false"}, ["c"]),
     ({"timeout_mins": "7"}, ["c"]),
     ({"timeout_mins": "seven"}, []),
-    ({"parent": "x"}, []),  # no nested stacks in Kiln
+    ({"parent": "x"}, []),  # no stack is a child of "x"
     ({"no_such_filter": "x"}, ["c", "b", "a"]),  # unknown keys are ignored, as in Heat
 ])
 def test_filters(world: dict[str, Any], params: dict[str, Any], expected: list[str]
