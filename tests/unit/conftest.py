@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import pathlib
+import shutil
 import threading
 from collections.abc import Iterator
 
@@ -35,10 +36,26 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path}/kiln.sqlite")
+@pytest.fixture(scope="session")
+def migrated_file(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """One SQLite file migrated to head per test process (each xdist worker has its own
+    base temp dir); every test's ``db`` is a copy, since migrating takes ~60 ms."""
+    path = tmp_path_factory.mktemp("schema") / "kiln.sqlite"
+    database = Database(f"sqlite:///{path}")
     migration.upgrade(database)
+    database.dispose()
+    # The last connection's close checkpoints the WAL into the file; a leftover log
+    # would hold part of the schema, and copying the file alone would lose it.
+    assert not path.with_name(f"{path.name}-wal").exists()
+    path.chmod(0o444)  # a test that opened the shared file by mistake fails, not leaks
+    return path
+
+
+@pytest.fixture
+def db(tmp_path: pathlib.Path, migrated_file: pathlib.Path) -> Iterator[Database]:
+    path = tmp_path / "kiln.sqlite"
+    shutil.copyfile(migrated_file, path)  # the copy gets the default mode: writable
+    database = Database(f"sqlite:///{path}")
     yield database
     database.dispose()
 
