@@ -1,18 +1,22 @@
-"""specs/architecture.rst names real code: every ``path.py:Qualified.name``, module path and
-dotted ``engine.…`` name it gives exists, so the map a newcomer opens first stays true."""
+"""The specs name real code: every ``path.py:Qualified.name``, module path and dotted
+``engine.…`` name they give exists, so the map a newcomer opens first
+(``specs/architecture.rst``) and the capability specs stay true as the code moves."""
 
 from __future__ import annotations
 
 import ast
 import functools
 import importlib.util
+import io
 import pathlib
 import re
 
+import docutils.core
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "specs" / "architecture.rst"
+SPECS = sorted((ROOT / "specs").glob("*.rst"))
 
 # A reference: a path under engine/ or plugins/ ending in .py, a colon and a dotted name,
 # as in ``engine/api/endpoints/stacks.py:StackCollection.on_post``.
@@ -30,6 +34,10 @@ MIN_HOPS = 30
 
 def _text() -> str:
     return ARCHITECTURE.read_text(encoding="utf-8")
+
+
+def _all_text() -> str:
+    return "\n".join(spec.read_text(encoding="utf-8") for spec in SPECS)
 
 
 def _section(text: str, title: str) -> str:
@@ -95,7 +103,7 @@ def test_the_architecture_spec_has_a_hop_list_of_a_stack_create() -> None:
 
 
 @pytest.mark.parametrize("reference", sorted({":".join(found)
-                                              for found in REFERENCE.findall(_text())}))
+                                              for found in REFERENCE.findall(_all_text())}))
 def test_a_path_and_name_the_spec_gives_exists(reference: str) -> None:
     path, name = reference.split(":")
     assert (ROOT / path).is_file(), f"{path} does not exist"
@@ -103,19 +111,30 @@ def test_a_path_and_name_the_spec_gives_exists(reference: str) -> None:
 
 
 def test_every_module_path_the_spec_gives_exists() -> None:
-    missing = sorted({path for path in PATH.findall(_text()) if not (ROOT / path).exists()})
+    missing = sorted({path for path in PATH.findall(_all_text())
+                      if not (ROOT / path).exists()})
 
     assert missing == []
 
 
 def test_every_dotted_name_the_spec_gives_exists() -> None:
-    missing = sorted({name for name in DOTTED.findall(_text()) if not _resolves(name)})
+    missing = sorted({name for name in DOTTED.findall(_all_text()) if not _resolves(name)})
 
     assert missing == []
 
 
 def test_what_is_built_has_a_row_for_every_spec() -> None:
     table = _section(_text(), BUILT_TITLE)
-    specs = sorted(path.name for path in ARCHITECTURE.parent.glob("*.rst"))
+    specs = [path.name for path in SPECS]
 
     assert [name for name in specs if f"``{name}``" not in table] == []
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda path: path.name)
+def test_a_spec_is_valid_restructured_text(spec: pathlib.Path) -> None:
+    warnings = io.StringIO()
+    docutils.core.publish_doctree(spec.read_text(encoding="utf-8"), source_path=str(spec),
+                                  settings_overrides={"warning_stream": warnings,
+                                                      "report_level": 2})
+
+    assert warnings.getvalue() == ""
