@@ -1,0 +1,297 @@
+"""engine.services.stack_reads: the tenant's stacks found by name, id or both (another
+tenant's are not found), a stack and its template, environment, files and outputs with
+hidden values masked, and the list's filters, pages and tenants, on a migrated SQLite
+file with the stacks stored by StackWrites and run by a worker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from engine.context import ADMIN_ROLE, RequestContext
+from engine.db.session import Database
+from engine.errors import EntityNotFound, OutputNotFound
+from engine.ir.stored import StoredIrs
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.stack_reads import StackQuery, StackReads
+from engine.services.stack_writes import StackWrites
+from engine.services.tenants import TenantService
+from engine.template.parameters import MASK
+from tests.unit.conftest import Clock
+from tests.unit.worker.test_loop import run, worker
+
+PLAIN = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
+
+TYPED = """\
+heat_template_version: 2018-08-31
+parameters:
+  password: {type: string, hidden: true}
+  count: {type: number, default: 3}
+  names: {type: comma_delimited_list, default: [a, b]}
+  flag: {type: boolean, default: true}
+  data: {type: json, default: {k: 1}}
+resources:
+  v:
+    type: OS::Heat::Value
+    properties: {value: {list_join: [':', [secret, {get_param: password}]]}}
+outputs:
+  joined: {description: the value, value: {get_attr: [v, value]}}
+  count: {value: {get_param: count}}
+"""
+
+
+@pytest.fixture
+def reads(db: Database, irs: StoredIrs) -> StackReads:
+    return StackReads(db, irs)
+
+
+@pytest.fixture
+def other(db: Database, clock: Clock) -> RequestContext:
+    """A second tenant, who must not see the first one's stacks."""
+    tenant = TenantService(db, clock).create_tenant("other")
+    return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
+
+
+def create(writes: StackWrites, ctx: RequestContext, name: str, template: str = PLAIN,
+           **body: Any) -> str:
+    return writes.create(ctx, {"stack_name": name, "template": template, **body}).id
+
+
+# --- finding the stack ----------------------------------------------------------------------
+
+
+def test_lookup_finds_a_live_stack_by_name_and_any_stack_by_id(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    stack_id = create(writes, ctx, "web")
+    run(worker(db, registry, clock))
+    assert reads.lookup(ctx, "web") == reads.lookup(ctx, stack_id) == ("web", stack_id)
+
+    writes.delete(ctx, "web", stack_id)
+    run(worker(db, registry, clock))
+
+    assert reads.lookup(ctx, stack_id) == ("web", stack_id)  # deleted: by id only
+    with pytest.raises(EntityNotFound) as caught:
+        reads.lookup(ctx, "web")
+    assert caught.value.message == "The Stack (web) could not be found."
+
+
+READS: dict[str, Callable[[StackReads, RequestContext, str, str], Any]] = {
+    "get": lambda reads, ctx, name, stack_id: reads.get(ctx, name, stack_id),
+    "template": lambda reads, ctx, name, stack_id: reads.get_template(ctx, name, stack_id),
+    "environment": lambda reads, ctx, name, stack_id: reads.get_environment(ctx, name,
+                                                                            stack_id),
+    "files": lambda reads, ctx, name, stack_id: reads.get_files(ctx, name, stack_id),
+    "outputs": lambda reads, ctx, name, stack_id: reads.list_outputs(ctx, name, stack_id),
+    "output": lambda reads, ctx, name, stack_id: reads.get_output(ctx, name, stack_id, "o"),
+}
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_another_tenants_stack_is_not_found(
+        read: str, writes: StackWrites, reads: StackReads, ctx: RequestContext,
+        other: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web")
+
+    with pytest.raises(EntityNotFound) as caught:
+        READS[read](reads, other, "web", stack_id)
+
+    assert caught.value.message == "The Stack (web) could not be found."
+
+
+@pytest.mark.parametrize("name_or_id", ["web", "id"])
+def test_another_tenants_stack_is_not_looked_up(
+        name_or_id: str, writes: StackWrites, reads: StackReads, ctx: RequestContext,
+        other: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web")
+    with pytest.raises(EntityNotFound):
+        reads.lookup(other, stack_id if name_or_id == "id" else "web")
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_name_that_is_not_the_stacks_is_not_found(
+        read: str, writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web")
+    create(writes, ctx, "db")
+
+    with pytest.raises(EntityNotFound) as caught:
+        READS[read](reads, ctx, "db", stack_id)
+
+    assert caught.value.message == "The Stack (db) could not be found."
+
+
+def test_an_id_that_is_no_uuid_is_not_found(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    create(writes, ctx, "web")
+    with pytest.raises(EntityNotFound) as caught:
+        reads.get(ctx, "web", "web")
+    assert caught.value.message == "The Stack (web) could not be found."
+
+
+# --- one stack ------------------------------------------------------------------------------
+
+
+def test_a_stack_shows_its_parameters_as_text_with_hidden_ones_masked(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"},
+                      tags=["x", "y"], timeout_mins=5)
+
+    record = reads.get(ctx, "web", stack_id)
+
+    assert {k: v for k, v in record.parameters.items() if not k.startswith("OS::")} == {
+        "password": MASK, "count": "3", "names": "a,b", "flag": "true", "data": '{"k": 1}'}
+    assert (record.parameters["OS::stack_name"], record.parameters["OS::stack_id"],
+            record.parameters["OS::project_id"]) == ("web", stack_id, ctx.tenant_id)
+    assert (record.id, record.name, record.tenant_id) == (stack_id, "web", ctx.tenant_id)
+    assert (record.action, record.status) == ("CREATE", "IN_PROGRESS")
+    assert (record.tags, record.timeout_mins, record.description) == (
+        ["x", "y"], 5, "No description")
+    assert record.outputs == []  # none until the create finishes
+    assert record.deleted_at is None and record.parent is None
+
+
+def test_the_template_and_files_are_as_stored(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    files = {"child.yaml": PLAIN}
+    stack_id = create(writes, ctx, "web", files=files)
+
+    assert reads.get_template(ctx, "web", stack_id) == {
+        "heat_template_version": "2018-08-31",
+        "resources": {"r": {"type": "OS::Heat::None"}}}
+    shown = reads.get_files(ctx, "web", stack_id)
+    assert shown == files
+    shown["child.yaml"] = "changed"  # a copy: the next read is not changed
+    assert reads.get_files(ctx, "web", stack_id) == files
+
+
+def test_the_environment_has_every_section_with_hidden_values_masked(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"},
+                      environment={"parameters": {"count": 4},
+                                   "parameter_defaults": {"password": "default-secret",
+                                                          "names": "c,d"}})
+
+    environment = reads.get_environment(ctx, "web", stack_id)
+
+    assert environment == {
+        "parameters": {"password": MASK, "count": 4},
+        "parameter_defaults": {"password": MASK, "names": "c,d"},
+        "resource_registry": {"resources": {}},
+        "encrypted_param_names": [],
+        "event_sinks": []}
+
+
+def test_outputs_once_the_create_finished_and_one_by_its_key(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"})
+    run(worker(db, registry, clock))
+
+    outputs = reads.list_outputs(ctx, "web", stack_id)
+
+    assert sorted(o["output_key"] for o in outputs) == ["count", "joined"]
+    assert reads.get_output(ctx, "web", stack_id, "joined") == {
+        "output_key": "joined", "description": "the value", "output_value": f"secret:{MASK}"}
+    with pytest.raises(OutputNotFound) as caught:
+        reads.get_output(ctx, "web", stack_id, "nope")
+    assert caught.value.message == "Specified output key nope not found."
+
+
+def test_a_deleted_stack_is_read_by_its_id_without_outputs(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"})
+    run(worker(db, registry, clock))
+    writes.delete(ctx, "web", stack_id)
+    run(worker(db, registry, clock))
+
+    record = reads.get(ctx, "web", stack_id)
+
+    assert (record.action, record.status, record.outputs) == ("DELETE", "COMPLETE", None)
+    assert record.deleted_at == clock()
+    assert reads.list_outputs(ctx, "web", stack_id) == []
+
+
+# --- the list -------------------------------------------------------------------------------
+
+
+def names(reads: StackReads, ctx: RequestContext, **query: Any) -> tuple[list[str], int]:
+    records, total = reads.list_stacks(ctx, StackQuery(**query))
+    return [r.name for r in records], total
+
+
+@pytest.fixture
+def three(writes: StackWrites, ctx: RequestContext, clock: Clock) -> dict[str, str]:
+    """Stacks a, b and c, made a second apart, b tagged."""
+    made = {}
+    for name in ("a", "b", "c"):
+        made[name] = create(writes, ctx, name, tags=["blue"] if name == "b" else [])
+        clock.advance(1)
+    return made
+
+
+def test_the_list_is_newest_first_and_counts_every_match(
+        three: dict[str, str], reads: StackReads, ctx: RequestContext) -> None:
+    assert names(reads, ctx) == (["c", "b", "a"], 3)
+    assert names(reads, ctx, sort_keys=("stack_name",)) == (
+        ["a", "b", "c"], 3)
+    records, _ = reads.list_stacks(ctx, StackQuery())
+    assert {r.parameters == {} for r in records} == {True}  # no IR is built for a list
+
+
+def test_the_lists_filters_pass_through_with_heats_names(
+        three: dict[str, str], reads: StackReads, ctx: RequestContext) -> None:
+    assert names(reads, ctx, filters={"name": ["a"], "stack_name": ["b"]}) == (["b", "a"], 2)
+    assert names(reads, ctx, filters={"status": ["CREATE_IN_PROGRESS"]}) == (
+        ["c", "b", "a"], 3)
+    assert names(reads, ctx, filters={"status": ["COMPLETE"]}) == ([], 0)
+    assert names(reads, ctx, filters={"id": [three["c"]]}) == (["c"], 1)
+    assert names(reads, ctx, filters={"no_such_filter": ["x"]}) == (["c", "b", "a"], 3)
+    assert names(reads, ctx, tags=("blue",)) == (["b"], 1)
+    assert names(reads, ctx, not_tags_any=("blue",)) == (["c", "a"], 2)
+
+
+def test_the_list_pages_after_a_marker_and_still_counts_every_match(
+        three: dict[str, str], reads: StackReads, ctx: RequestContext) -> None:
+    assert names(reads, ctx, limit=2) == (["c", "b"], 3)
+    assert names(reads, ctx, limit=2, marker=three["b"]) == (["a"], 3)
+
+
+def test_the_list_shows_another_tenants_stacks_only_with_all_tenants(
+        three: dict[str, str], writes: StackWrites, reads: StackReads, ctx: RequestContext,
+        other: RequestContext) -> None:
+    create(writes, other, "theirs")
+
+    assert names(reads, other) == (["theirs"], 1)
+    assert names(reads, ctx)[1] == 3
+    assert names(reads, ctx, all_tenants=True) == (["theirs", "c", "b", "a"], 4)
+
+
+def test_the_list_shows_deleted_stacks_only_when_asked(
+        three: dict[str, str], writes: StackWrites, reads: StackReads, ctx: RequestContext,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock) -> None:
+    run(worker(db, registry, clock))
+    writes.delete(ctx, "b", three["b"])
+    run(worker(db, registry, clock))
+
+    assert names(reads, ctx) == (["c", "a"], 2)
+    assert names(reads, ctx, show_deleted=True) == (["c", "b", "a"], 3)
+
+
+def test_the_list_leaves_nested_stacks_out_unless_asked(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    parent_id = create(writes, ctx, "parent", (
+        "heat_template_version: 2018-08-31\nresources:\n  child:\n    type: OS::Heat::Stack\n"
+        "    properties: {template: {get_file: child.yaml}}\n"),
+        files={"child.yaml": PLAIN})
+    run(worker(db, registry, clock))
+
+    assert names(reads, ctx) == (["parent"], 1)
+    records, total = reads.list_stacks(ctx, StackQuery(show_nested=True))
+    assert total == 2
+    [child] = [r for r in records if r.name != "parent"]
+    assert child.parent == parent_id
+    assert child.name.startswith("parent-child-")
