@@ -30,7 +30,7 @@ from engine.services.stack_actions import StackActions
 from engine.services.stack_writes import StackWrites
 from engine.template.parameters import MASK
 from tests.unit.conftest import Clock
-from tests.unit.services.test_stack_reads import create
+from tests.unit.services.test_stack_reads import create, run_nested
 from tests.unit.services.test_stack_reads import other as other  # the fixture
 from tests.unit.worker.test_loop import run, worker
 
@@ -176,7 +176,7 @@ def test_nested_depth_lists_the_child_stacks_resources_that_many_levels_down(
         registry: ResourceTypeRegistry, clock: Clock) -> None:
     parent_id = create(writes, ctx, "web", PARENT,
                        files={"child.yaml": CHILD, "grandchild.yaml": GRANDCHILD})
-    run(worker(db, registry, clock), ticks=20)
+    run_nested(db, registry, clock)
 
     top = {r.name: r for r in resources.list_resources(ctx, "web", parent_id, {})}
     assert sorted(top) == ["child", "mine"]
@@ -191,6 +191,7 @@ def test_nested_depth_lists_the_child_stacks_resources_that_many_levels_down(
         ("inner", (child_name, child_id), "child"), ("mine", None, None)]
 
     two = resources.list_resources(ctx, "web", parent_id, {}, nested_depth=2)
+    assert {f"{r.action}_{r.status}" for r in two} == {"CREATE_COMPLETE"}
     [deep] = [r for r in two if r.name == "deep"]
     grandchild = next(r for r in one if r.name == "grandchild").nested_stack
     # Each names the stack it is in and the resource that owns that stack.
