@@ -1,0 +1,382 @@
+"""engine.services.stack_dry_runs: what a preview, a validate and an update preview show
+(hidden values masked everywhere, the lifecycle plugins' dry-run verdicts), that they
+refuse what the writes refuse, and that they store nothing, on a migrated SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from engine.context import RequestContext
+from engine.db.models import Operation, Stack
+from engine.db.session import Database
+from engine.errors import (
+    BadRequest,
+    EntityNotFound,
+    ImmutableParameterModified,
+    KilnError,
+    ResourceTypeNotFound,
+    UserParameterMissing,
+)
+from engine.ir.stored import StoredIrs
+from engine.lifecycle.base import Denied, Warn
+from engine.lifecycle.registry import LifecycleRegistry
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.lifecycle import LifecycleService
+from engine.services.proposals import StackLimits
+from engine.services.stack_dry_runs import StackDryRuns
+from engine.services.stack_writes import StackWrites
+from engine.template.parameters import MASK
+from tests.unit.conftest import Clock
+from tests.unit.services.test_stack_reads import create
+from tests.unit.services.test_stack_reads import other as other  # the fixture
+from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
+from tests.unit.worker.test_loop import run, worker
+
+TEMPLATE = """\
+heat_template_version: 2018-08-31
+description: a web tier
+parameters:
+  password: {type: string, hidden: true, default: hunter2, description: the password}
+  size: {type: number, default: 2, constraints: [{range: {min: 1, max: 5}}]}
+  name: {type: string}
+parameter_groups:
+  - {label: main, parameters: [name, size]}
+resources:
+  word:
+    type: OS::Heat::RandomString
+    description: a word
+    metadata: {pw: {get_param: password}, ref: {get_attr: [value, value]}}
+    properties: {length: {get_param: size}, salt: {get_param: password}}
+  value:
+    type: OS::Heat::Value
+    properties: {value: {get_attr: [word, value]}}
+outputs:
+  out: {description: the value, value: {get_attr: [value, value]}}
+"""
+
+
+class DryRunning(Recording):
+    """A plugin that honours dry runs; what it sees and says is its hooks'."""
+
+    supports_dry_run = True
+
+
+def stored(db: Database) -> tuple[int, int]:
+    """How many stacks and operations the database holds."""
+    with db.read() as session:
+        return (session.scalar(select(func.count()).select_from(Stack)) or 0,
+                session.scalar(select(func.count()).select_from(Operation)) or 0)
+
+
+def with_plugins(db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+                 *plugins: Recording) -> StackDryRuns:
+    return StackDryRuns(db, registry, StackLimits(), clock, irs, lifecycle=LifecycleService(
+        LifecycleRegistry([loaded(plugin) for plugin in plugins])))
+
+
+def verdicts(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str, bool]]:
+    """(plugin, action, verdict, message, dry_run) of each dry-run record."""
+    return [(r["plugin"], r["action"], r["verdict"], r["message"], r["dry_run"])
+            for r in records]
+
+
+def quoting(log: list[Entry], seen_dry_run: list[bool]) -> DryRunning:
+    """Denies, quoting the hidden value it is not supposed to know."""
+
+    plugin = DryRunning("quota", log)
+
+    def pre(action: str | None) -> Warn | None:
+        seen_dry_run.append(plugin.seen[-1].stack.dry_run)
+        raise Denied("password hunter2 is too weak")
+
+    plugin.pre = pre
+    return plugin
+
+
+# --- preview -----------------------------------------------------------------------------
+
+
+def test_a_preview_shows_the_stack_it_would_create_and_stores_nothing(
+        dry_runs: StackDryRuns, ctx: RequestContext, db: Database, clock: Clock) -> None:
+    preview = dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE,
+                                     "parameters": {"name": "n"}})
+
+    stack = preview.stack
+    assert (stack.id, stack.name, stack.tenant_id, stack.description) == (
+        "None", "web", ctx.tenant_id, "a web tier")
+    assert (stack.action, stack.status, stack.status_reason) == (
+        "CREATE", "IN_PROGRESS", "Stack CREATE started")
+    assert {k: v for k, v in stack.parameters.items() if not k.startswith("OS::")} == {
+        "password": MASK, "size": "2", "name": "n"}
+    assert preview.outputs == [
+        {"output_key": "out", "description": "the value", "output_value": None}]
+    assert preview.lifecycle == []  # no plugins
+    assert stored(db) == (0, 0)
+
+
+def test_a_previewed_resource_shows_every_property_as_far_as_it_is_known(
+        dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    preview = dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE,
+                                     "parameters": {"name": "n", "size": "3"}})
+
+    word, value = preview.resources
+    assert (word.name, word.type, word.description, word.required_by, word.attributes) == (
+        "word", "OS::Heat::RandomString", "a word", ["value"], ["value"])
+    # Typed from the parameter, the default where none is given, a hidden value masked.
+    assert word.properties == {
+        "length": 3, "salt": MASK, "character_sequences": None,
+        "character_classes": [{"class": "lettersdigits", "min": 1}]}
+    # Metadata as written: its functions are shown, not evaluated.
+    assert word.metadata == {"pw": {"get_param": "password"},
+                             "ref": {"get_attr": ["value", "value"]}}
+    # An attribute of a resource that does not exist yet is not known.
+    assert (value.properties, value.required_by, value.metadata) == (
+        {"value": None, "type": None}, [], {})
+
+
+BAD: dict[str, dict[str, Any]] = {
+    "missing parameter": {"template": TEMPLATE},
+    "unknown type": {"template": "heat_template_version: 2018-08-31\nresources:\n"
+                                 "  r: {type: OS::No::Such}\n"},
+    "converge": {"template": TEMPLATE, "parameters": {"name": "n"}, "converge": True},
+    "parameters of the wrong type": {"template": TEMPLATE, "parameters": [1]},
+    "out of range": {"template": TEMPLATE, "parameters": {"name": "n", "size": 9}},
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD))
+def test_a_preview_refuses_what_a_create_refuses_in_the_same_words(
+        bad: str, dry_runs: StackDryRuns, writes: StackWrites, ctx: RequestContext,
+        db: Database) -> None:
+    body = {"stack_name": "web", **BAD[bad]}
+    with pytest.raises(KilnError) as previewed:
+        dry_runs.preview(ctx, body)
+    with pytest.raises(KilnError) as created:
+        writes.create(ctx, body)
+
+    assert (type(previewed.value), previewed.value.message) == (
+        type(created.value), created.value.message)
+    assert stored(db) == (0, 0)
+
+
+def test_a_previews_refusals_in_heats_words(
+        dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    with pytest.raises(UserParameterMissing) as caught:
+        dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE})
+    assert caught.value.message == "The Parameter (name) was not provided."
+    with pytest.raises(ResourceTypeNotFound):
+        dry_runs.preview(ctx, {"stack_name": "web", **BAD["unknown type"]})
+    with pytest.raises(BadRequest) as refused:
+        dry_runs.preview(ctx, {"stack_name": "web", **BAD["converge"]})
+    assert refused.value.message == ("converge flag only supported in stack update (or "
+                                     "update preview) request.")
+
+
+def test_a_preview_asks_each_plugin_for_a_dry_run_and_masks_what_it_says(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    dry: list[bool] = []
+    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, dry),
+                            Recording("legacy", log))
+
+    preview = dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE,
+                                     "parameters": {"name": "n"}})
+
+    assert verdicts(preview.lifecycle) == [
+        ("quota", "CREATE", "deny", f"password {MASK} is too weak", True),
+        ("legacy", "CREATE", "skipped", "this plugin does not support dry runs", True)]
+    assert dry == [True]  # the plugin was told it is a dry run
+    assert log == [("quota", "pre", "CREATE", None)]  # the other was not called
+    assert stored(db) == (0, 0)
+
+
+# --- validate ------------------------------------------------------------------------------
+
+
+def test_validate_lists_the_parameters_in_template_order_with_hidden_ones_masked(
+        dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    validation = dry_runs.validate(ctx, {
+        "template": TEMPLATE, "parameters": {"password": "given"},
+        "environment": {"parameter_defaults": {"password": "default", "size": 3}}})
+
+    assert validation.description == "a web tier"
+    assert [(p.name, p.type, p.default, p.hidden) for p in validation.parameters] == [
+        ("password", "string", MASK, True), ("size", "number", 2, False),
+        ("name", "string", None, False)]  # a required one need not be given
+    assert validation.values == {"password": MASK}
+    assert validation.parameter_groups == [{"label": "main", "parameters": ["name", "size"]}]
+    assert validation.environment == {
+        "parameters": {"password": MASK},
+        "parameter_defaults": {"password": MASK, "size": 3},
+        "resource_registry": {"resources": {}}, "encrypted_param_names": [],
+        "event_sinks": []}
+    assert validation.lifecycle == []
+
+
+def test_validate_without_a_description_or_groups(dry_runs: StackDryRuns,
+                                                  ctx: RequestContext) -> None:
+    validation = dry_runs.validate(ctx, {
+        "template": "heat_template_version: 2018-08-31\nresources:\n"
+                    "  r: {type: OS::Heat::None}\n"})
+    assert (validation.description, validation.parameters, validation.values,
+            validation.parameter_groups) == ("No description", [], {}, None)
+
+
+@pytest.mark.parametrize("bad", ["unknown type", "parameters of the wrong type",
+                                 "out of range"])
+def test_validate_refuses_what_a_create_refuses_in_the_same_words(
+        bad: str, dry_runs: StackDryRuns, writes: StackWrites, ctx: RequestContext,
+        db: Database) -> None:
+    with pytest.raises(KilnError) as validated:
+        dry_runs.validate(ctx, BAD[bad])
+    with pytest.raises(KilnError) as created:
+        writes.create(ctx, {"stack_name": "web", **BAD[bad]})
+
+    assert (type(validated.value), validated.value.message) == (
+        type(created.value), created.value.message)
+    assert stored(db) == (0, 0)
+
+
+def test_validate_asks_each_plugin_for_a_dry_run_of_a_create(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, []))
+
+    validation = dry_runs.validate(ctx, {"template": TEMPLATE})
+
+    assert verdicts(validation.lifecycle) == [
+        ("quota", "CREATE", "deny", f"password {MASK} is too weak", True)]
+
+
+# --- update preview ---------------------------------------------------------------------------
+
+BEFORE = """\
+heat_template_version: 2018-08-31
+parameters:
+  region: {type: string, default: north, immutable: true}
+  password: {type: string, hidden: true, default: hunter2}
+resources:
+  kept: {type: OS::Heat::None}
+  changed:
+    type: OS::Heat::TestResource
+    properties: {value: one}
+  swapped:
+    type: OS::Heat::TestResource
+    properties: {value: one, update_replace: true}
+  dropped: {type: OS::Heat::None}
+"""
+AFTER = """\
+heat_template_version: 2018-08-31
+parameters:
+  region: {type: string, default: north, immutable: true}
+  password: {type: string, hidden: true, default: hunter2}
+resources:
+  kept: {type: OS::Heat::None}
+  changed:
+    type: OS::Heat::TestResource
+    properties: {value: two}
+  swapped:
+    type: OS::Heat::TestResource
+    properties: {value: two, update_replace: true}
+  added: {type: OS::Heat::None}
+"""
+
+
+@pytest.fixture
+def web(writes: StackWrites, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> str:
+    """The id of "web", created from BEFORE."""
+    stack_id = create(writes, ctx, "web", BEFORE)
+    run(worker(db, registry, clock))
+    return stack_id
+
+
+def categories(preview: Any) -> dict[str, list[str]]:
+    return {category: [item.name for item in items]
+            for category, items in preview.changes.items() if items}
+
+
+def test_an_update_preview_sorts_each_resource_by_what_the_update_would_do(
+        web: str, dry_runs: StackDryRuns, ctx: RequestContext, db: Database) -> None:
+    before = stored(db)
+
+    preview = dry_runs.preview_update(ctx, "web", web, {"template": AFTER}, patch=False)
+
+    assert (preview.stack_id, preview.stack_name, preview.tenant_id) == (
+        web, "web", ctx.tenant_id)
+    assert categories(preview) == {"added": ["added"], "deleted": ["dropped"],
+                                   "replaced": ["swapped"], "unchanged": ["kept"],
+                                   "updated": ["changed"]}
+    assert preview.lifecycle == []
+    assert stored(db) == before  # no operation was started
+
+
+def test_an_update_preview_of_a_busy_stack_is_allowed(
+        writes: StackWrites, dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    stack_id = create(writes, ctx, "web", BEFORE)  # its create has not run
+
+    preview = dry_runs.preview_update(ctx, "web", stack_id, {"template": AFTER},
+                                      patch=False)
+
+    assert categories(preview) == {"added": ["added", "changed", "kept", "swapped"]}
+
+
+UPDATE_CALLS: dict[str, Callable[[StackDryRuns, RequestContext, str], Any]] = {
+    "put": lambda s, ctx, stack_id: s.preview_update(ctx, "web", stack_id,
+                                                     {"template": AFTER}, patch=False),
+    "patch": lambda s, ctx, stack_id: s.preview_update(ctx, "web", stack_id, {},
+                                                       patch=True),
+}
+
+
+@pytest.mark.parametrize("call", sorted(UPDATE_CALLS))
+def test_an_update_preview_of_another_tenants_stack_is_not_found(
+        call: str, web: str, dry_runs: StackDryRuns, other: RequestContext) -> None:
+    with pytest.raises(EntityNotFound) as caught:
+        UPDATE_CALLS[call](dry_runs, other, web)
+    assert caught.value.message == "The Stack (web) could not be found."
+
+
+def test_an_update_preview_of_a_deleted_stack_is_not_found(
+        web: str, writes: StackWrites, dry_runs: StackDryRuns, ctx: RequestContext,
+        db: Database, registry: ResourceTypeRegistry, clock: Clock) -> None:
+    writes.delete(ctx, "web", web)
+    run(worker(db, registry, clock))
+    with pytest.raises(EntityNotFound):
+        UPDATE_CALLS["put"](dry_runs, ctx, web)
+
+
+def test_an_update_preview_refuses_a_change_of_an_immutable_parameter(
+        web: str, dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    with pytest.raises(ImmutableParameterModified) as caught:
+        dry_runs.preview_update(ctx, "web", web, {"parameters": {"region": "south"}},
+                                patch=True)
+    assert caught.value.message == (
+        "The following parameters are immutable and may not be updated: region")
+
+
+def test_a_patch_preview_keeps_the_stored_template(
+        web: str, dry_runs: StackDryRuns, ctx: RequestContext) -> None:
+    preview = dry_runs.preview_update(ctx, "web", web, {"parameters": {"password": "x"}},
+                                      patch=True)
+    assert categories(preview) == {"unchanged": ["changed", "dropped", "kept", "swapped"]}
+
+
+def test_an_update_preview_asks_each_plugin_for_a_dry_run_of_the_update(
+        web: str, db: Database, registry: ResourceTypeRegistry, clock: Clock,
+        irs: StoredIrs, ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    dry: list[bool] = []
+    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, dry))
+
+    preview = dry_runs.preview_update(ctx, "web", web, {"template": AFTER}, patch=False)
+
+    assert verdicts(preview.lifecycle) == [
+        ("quota", "UPDATE", "deny", f"password {MASK} is too weak", True)]
+    assert dry == [True]
