@@ -383,22 +383,21 @@ def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
 
 
-class ConcludeBug(OperationDriver):
-    """Stands for a bug in the writes that end an operation: giving up meets it too."""
+class GiveUpBug(OperationDriver):
+    """Stands for a bug in the writes that end an operation, which giving up meets too."""
 
-    @staticmethod
-    def _conclude(*args: Any, **kwargs: Any) -> None:
-        raise TypeError("a bug in concluding")
+    def _give_up(self, *args: Any, **kwargs: Any) -> str | None:
+        raise TypeError("a bug in giving up")
 
 
 def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
-        ctx: RequestContext) -> None:
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
     owner = "worker-1"
     lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5)
-    driver = ConcludeBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln")
+    driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln")
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
@@ -412,6 +411,8 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     operation = operation_of(db, stack_id)
     assert (operation.state, operation.lease_owner) == (OperationState.FAILED, None)
     assert operation.finished_at is not None  # the stack takes its next request
+    assert any("giving up failed too" in r.getMessage() and claimed in r.getMessage()
+               for r in caplog.records)
     stacks.delete(ctx, name, stack_id)
     run(worker(db, types, clock))
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
