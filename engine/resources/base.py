@@ -119,6 +119,13 @@ from engine.vocabulary import Action
 Token = Any
 """Whatever ``handle_<action>`` returns; it must survive ``json.dumps``."""
 
+# Plugin API since the first release: types outside this tree compare ``self.action``
+# with these names imported from here. They are the vocabulary's own members (one
+# vocabulary), re-exported so such a plugin keeps loading; new code imports ``Action``.
+CREATE, UPDATE, DELETE, SUSPEND, RESUME, CHECK, ADOPT = (
+    Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND, Action.RESUME,
+    Action.CHECK, Action.ADOPT)
+
 
 @dataclasses.dataclass(frozen=True)
 class Signal:
