@@ -69,10 +69,11 @@ class StepState(enum.StrEnum):
 OPEN_STEP_STATES = (StepState.WAITING, StepState.READY, StepState.RUNNING)
 
 #: The stack action shown for an operation action (Heat has no ABANDON stack state).
-STACK_ACTION = {Action.ABANDON: Action.DELETE}
+STACK_ACTION: dict[str, str] = {Action.ABANDON: Action.DELETE}
 
 
-def stack_action(operation_action: str) -> Action:
-    """The action a stack shows while ``operation_action`` runs on it."""
-    action = Action(operation_action)
-    return STACK_ACTION.get(action, action)
+def stack_action(operation_action: str) -> str:
+    """The action a stack shows while ``operation_action`` runs on it. Any other word is
+    shown as it is: an operator's reset or an old row may carry one no member names, and
+    showing it must not fail."""
+    return STACK_ACTION.get(operation_action, operation_action)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from sqlalchemy.orm import Session
 
@@ -181,7 +182,9 @@ def start_rollback(session: Session, failed: Operation, stack: Stack, reason: st
     else:
         rollback = {"kind": "create"}
     timeout = int((failed.deadline_at - failed.created_at).total_seconds())
-    session.add(new_operation(failed.context, stack.id, Action.ROLLBACK, now,
+    # A row whose context is JSON null (none was recorded) still rolls back.
+    context = failed.context or cast("OperationContext", {})
+    session.add(new_operation(context, stack.id, Action.ROLLBACK, now,
                               max(timeout, 60), rollback))
     work_written(session)
     stack.action, stack.status = Action.ROLLBACK, Status.IN_PROGRESS

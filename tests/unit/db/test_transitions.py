@@ -334,6 +334,21 @@ def test_a_rollback_is_queued_as_an_operation_of_its_own(
             ("stack", "ROLLBACK", "IN_PROGRESS", "Stack ROLLBACK started")]
 
 
+def test_a_rollback_is_queued_when_the_failed_operation_has_no_context(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id, action=Action.CREATE, status=Status.FAILED)
+        failed = add_operation(session, stack, Action.CREATE, OperationState.FINISHING,
+                               payload={"planned": True}, context=None,
+                               finished_at=later(5))
+
+        transitions.start_rollback(session, failed, stack, "Stack ROLLBACK started",
+                                   later(5))
+
+        queued = next(op for op in operations(session, stack) if op.id != failed.id)
+        assert (queued.action, queued.context) == ("ROLLBACK", {})
+
+
 @pytest.mark.parametrize(("outcome", "state"), [
     (Status.COMPLETE, OperationState.COMPLETE), (Status.FAILED, OperationState.FAILED)])
 def test_settling_after_the_post_ops_takes_the_stack_s_outcome(
