@@ -30,10 +30,10 @@ from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.proposals import StackLimits
 from engine.services.resource_types import ResourceTypes
-from engine.services.resources import StackResources
 from engine.services.stack_actions import StackActions
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_reads import StackReads
+from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService

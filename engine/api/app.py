@@ -23,10 +23,10 @@ from engine.api.endpoints import (
 from engine.services.events import StackEvents
 from engine.services.lifecycle import LifecycleService
 from engine.services.resource_types import ResourceTypes
-from engine.services.resources import StackResources
 from engine.services.stack_actions import StackActions
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_reads import StackReads
+from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService

@@ -15,7 +15,7 @@ from engine.db import queries, transitions
 from engine.db.models import Stack
 from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
-from engine.services.operations import start_operation
+from engine.services.operation_start import start_operation
 from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
 from engine.vocabulary import Action, Status
 

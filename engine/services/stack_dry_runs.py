@@ -24,7 +24,7 @@ from engine.services.lifecycle import LifecycleService, ProposedStack, UpdateTar
 from engine.services.proposals import Proposal, Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack
-from engine.services.updates import check_immutable, update_body
+from engine.services.update_requests import check_immutable, update_body
 from engine.template.environment import Environment
 from engine.template.functions import Deferred, resolve
 from engine.template.parameters import (

@@ -22,10 +22,10 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import extract_bool
 from engine.services import stack_requests, update_preview
 from engine.services.adopt import adopt_request
-from engine.services.operations import request_context, start_operation
+from engine.services.operation_start import request_context, start_operation
 from engine.services.proposals import Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
-from engine.services.updates import check_immutable, update_body
+from engine.services.update_requests import check_immutable, update_body
 from engine.vocabulary import Action, Status
 
 Clock = Callable[[], datetime.datetime]

@@ -18,9 +18,9 @@ from engine.services.events import StackEvents
 from engine.services.lifecycle import LifecycleService
 from engine.services.proposals import StackLimits
 from engine.services.resource_types import ResourceTypes
-from engine.services.resources import StackResources
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_reads import StackReads
+from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 
 

@@ -14,7 +14,7 @@ from engine.api.requests import (
     multi,
     signal_details,
 )
-from engine.services.resources import StackResources
+from engine.services.stack_resources import StackResources
 
 
 def _json_null(resp: falcon.Response) -> None:

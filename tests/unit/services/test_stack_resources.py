@@ -1,7 +1,8 @@
-"""engine.services.resources: a stack's resources as the tenant reads them (the list with
-its filters and nested depth, one resource with its attributes, its metadata with hidden
-values masked) and the requests on one (mark-unhealthy, the refusals of a signal), on a
-migrated SQLite file with the stacks stored by StackWrites and run by a worker."""
+"""engine.services.stack_resources: a stack's resources as the tenant reads them (the
+list with its filters and nested depth, one resource with its attributes, its metadata
+with hidden values masked) and the requests on one (mark-unhealthy, the refusals of a
+signal), on a migrated SQLite file with the stacks stored by StackWrites and run by a
+worker."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from engine.errors import (
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery, StackEvents
-from engine.services.resources import StackResources
 from engine.services.stack_actions import StackActions
+from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 from engine.template.parameters import MASK
 from tests.unit.conftest import Clock
