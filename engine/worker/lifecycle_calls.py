@@ -40,10 +40,10 @@ class LifecycleCalls:
 
     def __init__(self, db: Database, types: ResourceTypeRegistry, plugins: LifecycleRegistry,
                  owner: str, clock: Clock, lease_seconds: float,
-                 heartbeat_seconds: float, *, irs: StoredIrs | None = None) -> None:
+                 heartbeat_seconds: float, *, irs: StoredIrs) -> None:
         self._db = db
         # The driver's: the plan then uses the IR the pre-ops' views were built from.
-        self._irs = irs or StoredIrs(types.get, types.constraint)
+        self._irs = irs
         self._plugins = plugins
         self._owner = owner
         self._clock = clock

@@ -69,7 +69,7 @@ class WorkerLoop:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, settings: WorkerSettings,
                  *, host: str, lifecycle: LifecycleRegistry | None = None,
                  clock: Clock = utcnow, sleep: Callable[[float], object] = time.sleep,
-                 irs: StoredIrs | None = None) -> None:
+                 irs: StoredIrs) -> None:
         self.id = str(uuid.uuid4())
         self._db = db
         self._settings = settings
@@ -82,9 +82,8 @@ class WorkerLoop:
         self._unfinished_operations: set[str] = set()
         self._unfinished_steps: set[int] = set()
         self._last_heartbeat = 0.0
-        # One IR per stored definition for the pre-ops' views, the plan, the steps and the
-        # outputs (and, in kiln-all, the API's reads: bootstrap hands the same one).
-        irs = irs or StoredIrs(registry.get, registry.constraint)
+        # ``irs``: one IR per stored definition for the pre-ops' views, the plan, the steps
+        # and the outputs (and, in kiln-all, the API's reads: bootstrap hands the same one).
         lifecycle_calls = LifecycleCalls(
             db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
             settings.lease_seconds, settings.heartbeat_interval_seconds, irs=irs)

@@ -45,11 +45,11 @@ STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK)
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, lifecycle_calls: LifecycleCalls, *, api_url: str,
-                 irs: StoredIrs | None = None, rule: PoisonRule | None = None) -> None:
+                 irs: StoredIrs, rule: PoisonRule | None = None) -> None:
         self._db = db
         self._rule = rule or PoisonRule()
         self._registry = registry
-        self._irs = irs or StoredIrs(registry.get, registry.constraint)
+        self._irs = irs
         self._api_url = api_url
         self._owner = owner
         self._clock = clock

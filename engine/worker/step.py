@@ -56,7 +56,7 @@ KIND = {Outcome.ACT: "", Outcome.CLEAN_UP: Action.CLEANUP, Outcome.RESTORE: Acti
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
-                 irs: StoredIrs | None = None,
+                 irs: StoredIrs,
                  placements: Placements | None = None,
                  rule: PoisonRule | None = None) -> None:
         self._db = db
@@ -66,7 +66,7 @@ class StepRunner:
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
-                                    irs=irs or StoredIrs(registry.get, registry.constraint),
+                                    irs=irs,
                                     placements=placements)
         # The steps of the round being prepared that had nothing to do.
         self._quiet: list[Step] = []

@@ -14,6 +14,7 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import leases, migration
 from engine.db.models import Operation, Step
 from engine.db.session import Database
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
@@ -59,7 +60,8 @@ def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
             plan(db, types, clock)
             with db.transaction() as session:
                 [(step, _)] = leases.claim_steps(session, "w1", clock(), 30, 10)
-            runner = StepRunner(db, types, "w1", clock, 1.0, api_url="http://kiln")
+            runner = StepRunner(db, types, "w1", clock, 1.0, api_url="http://kiln",
+                                irs=StoredIrs(types.get, types.constraint))
             with db.transaction() as session:
                 claimed = session.get(Step, step.id, with_for_update=True)
                 assert claimed is not None

@@ -14,6 +14,7 @@ import pytest
 from engine.context import RequestContext
 from engine.db.session import Database
 from engine.errors import EntityNotFound, EventNotFound, InvalidFilter
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery, StackEvents
@@ -245,10 +246,10 @@ def test_nested_depth_brings_the_child_stacks_events_each_naming_its_stack(
 
 def test_lifecycle_calls_are_listed_oldest_first_with_their_events(
         writes: StackWrites, events: StackEvents, ctx: RequestContext, db: Database,
-        registry: ResourceTypeRegistry, clock: Clock) -> None:
+        registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs) -> None:
     log: list[Entry] = []
     loop = WorkerLoop(db, registry, WorkerSettings(), host="test", clock=clock,
-                      lifecycle=LifecycleRegistry([loaded(Recording("audit", log))]))
+                      lifecycle=LifecycleRegistry([loaded(Recording("audit", log))]), irs=irs)
     loop.register()
     stack_id = create(writes, ctx, "web", TEMPLATE)
     run(loop)

@@ -156,7 +156,8 @@ def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
     options: dict[str, Any] = {"lease_seconds": 30, "heartbeat_interval_seconds": 5}
     options.update(settings)
     loop = WorkerLoop(db, types, WorkerSettings(**options), host="test",
-                      lifecycle=LifecycleRegistry(plugins), clock=clock)
+                      lifecycle=LifecycleRegistry(plugins), clock=clock,
+                      irs=StoredIrs(types.get, types.constraint))
     loop.register()
     return loop
 

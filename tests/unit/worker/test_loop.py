@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from engine.context import RequestContext
 from engine.db.session import Database
+from engine.ir.stored import StoredIrs
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
@@ -35,7 +36,8 @@ def worker(db: Database, registry: ResourceTypeRegistry, clock: Clock, **setting
            ) -> WorkerLoop:
     options: dict[str, Any] = {"lease_seconds": 30, "heartbeat_interval_seconds": 5}
     options.update(settings)
-    loop = WorkerLoop(db, registry, WorkerSettings(**options), host="test", clock=clock)
+    loop = WorkerLoop(db, registry, WorkerSettings(**options), host="test", clock=clock,
+                      irs=StoredIrs(registry.get, registry.constraint))
     loop.register()
     return loop
 

@@ -16,6 +16,7 @@ from engine import budget
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.session import Database
+from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.records import StackRecord
 from engine.worker.loop import WorkerLoop, WorkerSettings
@@ -68,7 +69,8 @@ def limit() -> Iterator[None]:
 def loop(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> WorkerLoop:
     worker = WorkerLoop(db, registry, WorkerSettings(lease_seconds=30,
                                                      heartbeat_interval_seconds=5),
-                        host="test", clock=clock)
+                        host="test", clock=clock,
+                        irs=StoredIrs(registry.get, registry.constraint))
     worker.register()
     return worker
 

@@ -21,6 +21,7 @@ from engine.context import RequestContext
 from engine.db import leases
 from engine.db.models import Operation, Step
 from engine.db.session import Database
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import Denied, Warn
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.registry import ResourceTypeRegistry
@@ -66,10 +67,13 @@ class Driving:
                  plugins: Sequence[LoadedPlugin] = (), *, owner: str = OWNER,
                  rule: PoisonRule | None = None) -> None:
         self.db, self.clock, self.owner = db, clock, owner
-        calls = LifecycleCalls(db, types, LifecycleRegistry(plugins), owner, clock, 30, 5)
+        irs = StoredIrs(types.get, types.constraint)
+        calls = LifecycleCalls(db, types, LifecycleRegistry(plugins), owner, clock, 30, 5,
+                               irs=irs)
         self.driver = OperationDriver(db, types, owner, clock, calls, api_url=API_URL,
-                                      rule=rule)
-        self.runner = StepRunner(db, types, owner, clock, 5, api_url=API_URL, rule=rule)
+                                      irs=irs, rule=rule)
+        self.runner = StepRunner(db, types, owner, clock, 5, api_url=API_URL, irs=irs,
+                                 rule=rule)
         self.held: list[HeldStep] = []
 
     def claim(self) -> list[str]:

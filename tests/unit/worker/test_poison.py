@@ -24,6 +24,7 @@ from engine.db import leases
 from engine.db.models import Operation, Step
 from engine.db.session import Database
 from engine.errors import DatabaseUnavailable, InternalError
+from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.resources.base import Resource, Token
 from engine.resources.registry import ResourceTypeRegistry
@@ -230,7 +231,8 @@ def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackApi:
 def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
            lifecycle: LifecycleRegistry | None = None, **settings: Any) -> WorkerLoop:
     loop = WorkerLoop(db, types, WorkerSettings(**settings), host="test",
-                      lifecycle=lifecycle, clock=clock)
+                      lifecycle=lifecycle, clock=clock,
+                      irs=StoredIrs(types.get, types.constraint))
     loop.register()
     return loop
 
@@ -249,9 +251,10 @@ def step_of(db: Database, stack_id: str, name: str) -> Step:
 
 def plan(db: Database, types: ResourceTypeRegistry, clock: Clock) -> None:
     """Plan the next operation: its steps are written, none claimed."""
+    irs = StoredIrs(types.get, types.constraint)
     driver = OperationDriver(db, types, "planner", clock,
                              LifecycleCalls(db, types, LifecycleRegistry(()), "planner", clock,
-                                            30, 5), api_url="http://kiln")
+                                            30, 5, irs=irs), api_url="http://kiln", irs=irs)
     with db.transaction() as session:
         [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
     driver.advance(operation.id)
@@ -396,8 +399,11 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
     owner = "worker-1"
-    lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5)
-    driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln")
+    irs = StoredIrs(buggy.get, buggy.constraint)
+    lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5,
+                                     irs=irs)
+    driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln",
+                       irs=irs)
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
@@ -705,9 +711,11 @@ def test_giving_up_fails_the_resources_its_steps_were_acting_on(
     assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_IN_PROGRESS"
     clock.advance(3601)  # past the operation's deadline: it is to be timed out
     owner = "worker-2"
+    irs = StoredIrs(types.get, types.constraint)
     driver = TimeOutBug(db, types, owner, clock,
-                        LifecycleCalls(db, types, LifecycleRegistry(()), owner, clock, 30, 5),
-                        api_url="http://kiln")
+                        LifecycleCalls(db, types, LifecycleRegistry(()), owner, clock, 30, 5,
+                                       irs=irs),
+                        api_url="http://kiln", irs=irs)
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
