@@ -37,7 +37,7 @@ from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
-from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
+from engine.worker.loop import Clock, WorkerLoop, WorkerSettings, utcnow
 from engine.worker.poison import PoisonRule
 
 WsgiApp = Callable[..., Any]
@@ -48,17 +48,29 @@ class Kiln:
     works while a broken plugin is being fixed; the long-running processes load them in
     :func:`start` and refuse to run without them."""
 
-    def __init__(self, conf: cfg.ConfigOpts, db: Database) -> None:
+    def __init__(self, conf: cfg.ConfigOpts, db: Database, *, clock: Clock = utcnow,
+                 registry: ResourceTypeRegistry | None = None,
+                 lifecycle: LifecycleRegistry | None = None) -> None:
+        """``clock``, ``registry`` and ``lifecycle`` are the tests' seam (a moved clock,
+        the types and plugins a test installs); a process reads the system's time and
+        loads its plugins from their entry points."""
         self.conf = conf
         self.db = db
-        self.tenants = TenantService(db, utcnow)
+        self.clock = clock
+        self._registry = registry
+        self._lifecycle = lifecycle
+        self.tenants = TenantService(db, clock)
 
     @functools.cached_property
     def registry(self) -> ResourceTypeRegistry:
+        if self._registry is not None:
+            return self._registry
         return ResourceTypeRegistry.load(services=ResourceServices.load(self.conf))
 
     @functools.cached_property
     def lifecycle(self) -> LifecycleRegistry:
+        if self._lifecycle is not None:
+            return self._lifecycle
         group = self.conf.lifecycle_plugins
         try:
             timeouts = {name: float(value)
@@ -69,7 +81,7 @@ class Kiln:
             enabled=tuple(group.enabled), disabled=tuple(group.disabled),
             timeout_seconds=group.timeout_seconds, on_timeout=group.on_timeout,
             plugin_timeout_seconds=timeouts, plugin_on_timeout=dict(group.plugin_on_timeout))
-        return LifecycleRegistry.load(settings, PluginServices(self.conf, self.db, utcnow))
+        return LifecycleRegistry.load(settings, PluginServices(self.conf, self.db, self.clock))
 
     @functools.cached_property
     def lifecycle_service(self) -> LifecycleService:
@@ -89,11 +101,11 @@ class Kiln:
 
     @functools.cached_property
     def stack_writes(self) -> StackWrites:
-        return StackWrites(self.db, self.registry, self.stack_limits, utcnow, self.irs)
+        return StackWrites(self.db, self.registry, self.stack_limits, self.clock, self.irs)
 
     @functools.cached_property
     def stack_dry_runs(self) -> StackDryRuns:
-        return StackDryRuns(self.db, self.registry, self.stack_limits, utcnow, self.irs,
+        return StackDryRuns(self.db, self.registry, self.stack_limits, self.clock, self.irs,
                             lifecycle=self.lifecycle_service)
 
     @functools.cached_property
@@ -102,7 +114,7 @@ class Kiln:
 
     @functools.cached_property
     def stack_resources(self) -> StackResources:
-        return StackResources(self.db, self.registry, utcnow, self.irs)
+        return StackResources(self.db, self.registry, self.clock, self.irs)
 
     @functools.cached_property
     def stack_events(self) -> StackEvents:
@@ -113,7 +125,7 @@ class Kiln:
         return ResourceTypes(self.registry)
 
     def wsgi_app(self) -> WsgiApp:
-        actions = StackActions(self.db, utcnow,
+        actions = StackActions(self.db, self.clock,
                                self.conf.engine.stack_action_timeout_seconds)
         services = ApiServices(
             stack_writes=self.stack_writes, stack_dry_runs=self.stack_dry_runs,
@@ -125,11 +137,11 @@ class Kiln:
 
     @functools.cached_property
     def workers(self) -> WorkerService:
-        return WorkerService(self.db, utcnow, self.conf.engine.lease_seconds)
+        return WorkerService(self.db, self.clock, self.conf.engine.lease_seconds)
 
     @functools.cached_property
     def operator(self) -> OperatorService:
-        return OperatorService(self.db, utcnow, self.stack_reads, self.tenants, self.workers)
+        return OperatorService(self.db, self.clock, self.stack_reads, self.tenants, self.workers)
 
     def worker(self) -> WorkerLoop:
         engine = self.conf.engine
@@ -144,7 +156,7 @@ class Kiln:
                               engine.internal_error_backoff_seconds),
             api_url=self.public_api_url)
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
-                          lifecycle=self.lifecycle, irs=self.irs)
+                          lifecycle=self.lifecycle, clock=self.clock, irs=self.irs)
 
     @property
     def api_url(self) -> str:

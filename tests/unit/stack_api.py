@@ -1,9 +1,10 @@
 """The tenant's side of the stack services in one object, for tests that drive stacks
 through their lives (create, let the worker run, read, signal) in a few lines.
 
-Production code is handed only the service it uses (``engine.bootstrap``); here every
-service is built as bootstrap builds them, over one ``StoredIrs``, and each method is the
-service's own.
+Production code is handed only the service it uses; here the services are the ones an
+``engine.bootstrap.Kiln`` wires over the test's database, types, clock and limits, so a
+test runs the real wiring (one ``StoredIrs`` for all of them, the limits read from the
+configuration) and each method is the service's own.
 """
 
 from __future__ import annotations
@@ -11,32 +12,47 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 
+from oslo_config import cfg
+
+from engine import config
+from engine.bootstrap import Kiln
 from engine.db.session import Database
 from engine.ir.stored import StoredIrs
+from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.events import StackEvents
-from engine.services.lifecycle import LifecycleService
 from engine.services.proposals import StackLimits
-from engine.services.resource_types import ResourceTypes
-from engine.services.stack_dry_runs import StackDryRuns
-from engine.services.stack_reads import StackReads
-from engine.services.stack_resources import StackResources
-from engine.services.stack_writes import StackWrites
+
+
+def kiln_config(limits: StackLimits) -> cfg.ConfigOpts:
+    """Kiln's options at their defaults, with ``limits`` where bootstrap reads them; no
+    file is read, so a developer's /etc/kiln/kiln.conf cannot change a test."""
+    conf = cfg.ConfigOpts()
+    config.register_opts(conf)
+    conf([], project="kiln", default_config_files=[])
+    conf.set_override("max_template_bytes", limits.max_template_bytes, group="api")
+    conf.set_override("max_stacks_per_tenant", limits.max_stacks_per_tenant, group="api")
+    conf.set_override("stack_action_timeout_seconds", limits.default_timeout_seconds,
+                      group="engine")
+    return conf
 
 
 class StackApi:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, limits: StackLimits,
                  clock: Callable[[], datetime.datetime], *,
-                 lifecycle: LifecycleService | None = None,
+                 lifecycle: LifecycleRegistry | None = None,
                  irs: StoredIrs | None = None) -> None:
-        self.irs = irs or StoredIrs(registry.get, registry.constraint)
-        self.writes = writes = StackWrites(db, registry, limits, clock, self.irs)
-        self.dry_runs = dry_runs = StackDryRuns(db, registry, limits, clock, self.irs,
-                                                lifecycle=lifecycle)
-        self.reads = reads = StackReads(db, self.irs)
-        self.resources = resources = StackResources(db, registry, clock, self.irs)
-        self.events = events = StackEvents(db)
-        self.types = ResourceTypes(registry)
+        # No lifecycle plugin unless the test installs some: Kiln would load every one.
+        self.kiln = kiln = Kiln(kiln_config(limits), db, clock=clock, registry=registry,
+                                lifecycle=lifecycle or LifecycleRegistry(()))
+        if irs is not None:
+            kiln.irs = irs  # the test's own worker shares it, as Kiln.worker() would
+        self.irs = kiln.irs
+        self.writes = writes = kiln.stack_writes
+        self.dry_runs = dry_runs = kiln.stack_dry_runs
+        self.reads = reads = kiln.stack_reads
+        self.resources = resources = kiln.stack_resources
+        self.events = events = kiln.stack_events
+        self.types = kiln.resource_types
 
         self.create, self.update, self.delete = writes.create, writes.update, writes.delete
         self.preview, self.validate = dry_runs.preview, dry_runs.validate
