@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any, NamedTuple, Protocol
 
 import cachetools
 
@@ -37,8 +38,9 @@ Key = tuple[str, str, str, str]
 
 
 class StoredStack(Protocol):
-    """What an IR is built from (a ``Stack`` row and the lifecycle plugins' ``Redefined``
-    both satisfy it)."""
+    """What an IR is built from: a stack's identity and its definition (a ``Stack`` row
+    and the lifecycle plugins' ``Redefined`` both satisfy it; the plugins'
+    ``StackFacts`` adds the stack's state to it)."""
 
     @property
     def id(self) -> str: ...
@@ -56,6 +58,26 @@ class StoredStack(Protocol):
     def files(self) -> Any: ...
     @property
     def facade(self) -> Any: ...
+
+
+class Redefinition(NamedTuple):
+    """The definition a stack takes from an update's payload (its ``target``, or for the
+    plugins' view of the stack before the update its ``previous``)."""
+
+    template: Any
+    parameters: Any
+    environment: Any
+    files: Any
+
+
+def redefinition(definition: Mapping[str, Any], files: Any) -> Redefinition:
+    """The values a stack takes from ``definition``, the one shape both the worker's plan
+    (which stores them on the stack row) and the pre-ops' views (built before the plan)
+    use, so both find one IR for it. ``files`` are the stack's own, kept when the
+    definition has none: operations stored before files were recorded lack them. A null
+    environment is an empty one."""
+    return Redefinition(definition["template"], definition["parameters"],
+                        definition.get("environment") or {}, definition.get("files", files))
 
 
 class StoredIrs:

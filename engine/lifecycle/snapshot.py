@@ -15,37 +15,23 @@ from typing import Any, Protocol
 from engine.errors import KilnError
 from engine.ir.build import StaticScope
 from engine.ir.model import ResolvedStack
+from engine.ir.stored import StoredStack, redefinition
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from engine.template.functions import Deferred, Function, GetAttr, GetResource
 from engine.template.parameters import MASK, hidden_names, redact
 from engine.vocabulary import Action
 
 
-class StackFacts(Protocol):
-    """The stored stack (a ``Stack`` row satisfies it)."""
+class StackFacts(StoredStack, Protocol):
+    """The stored stack: what its IR is built from, and its state (a ``Stack`` row
+    satisfies it)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def tenant_id(self) -> str: ...
     @property
     def action(self) -> str: ...
     @property
     def status(self) -> str: ...
     @property
     def status_reason(self) -> str: ...
-    @property
-    def template(self) -> Any: ...
-    @property
-    def parameters(self) -> Any: ...
-    @property
-    def environment(self) -> Any: ...
-    @property
-    def files(self) -> Any: ...
-    @property
-    def facade(self) -> Any: ...
     @property
     def tags(self) -> Any: ...
     @property
@@ -95,13 +81,14 @@ class Redefined:
 
     @classmethod
     def of(cls, stack: StackFacts, definition: Mapping[str, Any]) -> Redefined:
+        """``stack`` with ``definition`` (an update payload's ``target`` or
+        ``previous``), taken as the worker's plan takes it."""
+        template, parameters, environment, files = redefinition(definition, stack.files)
         return cls(id=stack.id, name=stack.name, tenant_id=stack.tenant_id,
                    action=stack.action, status=stack.status,
-                   status_reason=stack.status_reason, template=definition["template"],
-                   parameters=definition.get("parameters") or {},
-                   environment=definition.get("environment") or {},
-                   files=definition.get("files", stack.files) or {}, tags=stack.tags,
-                   facade=stack.facade,
+                   status_reason=stack.status_reason, template=template,
+                   parameters=parameters, environment=environment, files=files,
+                   tags=stack.tags, facade=stack.facade,
                    timeout_mins=stack.timeout_mins, disable_rollback=stack.disable_rollback)
 
 

@@ -25,7 +25,7 @@ from engine.db.session import Database, DbSession
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
-from engine.ir.stored import StoredIrs
+from engine.ir.stored import StoredIrs, redefinition
 from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
@@ -225,12 +225,10 @@ class OperationDriver:
             plan = plan_stored(stored, Action.ROLLBACK, Action.DELETE)
         else:
             if action in (Action.UPDATE, Action.ROLLBACK):
-                # The stack takes its new definition now: the steps evaluate it.
-                target = payload["target"]
-                stack.template, stack.parameters = target["template"], target["parameters"]
-                stack.environment = target.get("environment") or {}
-                if "files" in target:  # operations stored before files were recorded lack it
-                    stack.files = target["files"]
+                # The stack takes its new definition now: the steps evaluate it. The
+                # pre-ops' views took it the same way (Redefined.of).
+                (stack.template, stack.parameters, stack.environment,
+                 stack.files) = redefinition(payload["target"], stack.files)
                 stack.updated_at = now
             try:
                 # Built already when the pre-ops viewed the new definition: one IR for both.

@@ -13,7 +13,7 @@ import pytest
 
 from engine.errors import StackValidationFailed
 from engine.ir.model import TypeSchema
-from engine.ir.stored import StoredIrs
+from engine.ir.stored import StoredIrs, redefinition
 from tests.unit.ir.conftest import lookup
 
 TEMPLATE = {"heat_template_version": "2018-08-31",
@@ -203,3 +203,18 @@ def test_many_threads_past_the_bound_each_get_their_stacks_ir(counting: Counting
         thread.join(60)
 
     assert errors == []
+
+
+def test_an_update_s_definition_is_taken_as_it_is_stored() -> None:
+    definition = {"template": TEMPLATE, "parameters": {"size": 2}, "environment": None,
+                  "files": {"a.yaml": "x"}}
+
+    assert redefinition(definition, {"old.yaml": "y"}) == (
+        TEMPLATE, {"size": 2}, {}, {"a.yaml": "x"})  # a null environment is an empty one
+
+
+def test_a_definition_stored_without_files_keeps_the_stack_s() -> None:
+    definition = {"template": TEMPLATE, "parameters": {}}
+
+    assert redefinition(definition, {"old.yaml": "y"}).files == {"old.yaml": "y"}
+    assert redefinition(definition, None).files is None

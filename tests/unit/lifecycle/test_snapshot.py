@@ -11,7 +11,8 @@ import yaml
 
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
-from engine.lifecycle.snapshot import stack_view
+from engine.ir.stored import redefinition
+from engine.lifecycle.snapshot import Redefined, stack_view
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze, thaw
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import MASK
@@ -312,3 +313,21 @@ def test_a_hand_built_view_is_frozen_too() -> None:
     assert built.properties == {"k": ("v",)}
     with pytest.raises(TypeError):
         built.properties["k"] = "w"  # type: ignore[index]
+
+
+def test_an_update_s_side_takes_its_definition_as_the_plan_does() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Stored(Facts):
+        files: Any = None
+        facade: Any = None
+
+    stack = Stored(TEMPLATE, {"password": SECRET}, files={"old.yaml": "y"})
+    target = {"template": {"resources": {}}, "parameters": {"flavor": "big"},
+              "environment": None}
+
+    redefined = Redefined.of(stack, target)
+
+    assert (redefined.template, redefined.parameters, redefined.environment,
+            redefined.files) == redefinition(target, stack.files)
+    assert (redefined.id, redefined.tags, redefined.action) == (
+        STACK_ID, ("prod", "web"), "CREATE")
