@@ -24,7 +24,7 @@ from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
 from tests.functional.conftest import fresh_database
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 
 
 class Clock:

@@ -21,8 +21,8 @@ from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.worker.step import StepRunner
 from tests.functional.conftest import fresh_database
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_lifecycle_calls import Gate, Recording, loaded
 from tests.unit.worker.test_loop import create, run
 from tests.unit.worker.test_poison import PLAIN, REQUEST, operation_of, plan, step_of, worker

@@ -15,7 +15,7 @@ import pytest
 from engine.context import RequestContext
 from engine.db.session import Database
 from engine.db.wakeup import WorkListener, WorkSignal, work_written
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 
 NONE = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
 

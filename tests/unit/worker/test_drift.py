@@ -19,7 +19,7 @@ from engine.schema import INTEGER, STRING, Property
 from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
 from engine.services.stack_actions import StackActions
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, run, worker
 
 

@@ -31,7 +31,7 @@ from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.vocabulary import OperationState
 from engine.worker.loop import WorkerLoop, WorkerSettings
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 from tests.unit.worker.test_loop import Clock, create, run
 
 TEMPLATE = """\

@@ -13,8 +13,8 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
 from engine.worker.loop import WorkerLoop, WorkerSettings
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 
 WAITING = """\
 heat_template_version: 2018-08-31

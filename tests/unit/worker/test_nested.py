@@ -20,8 +20,8 @@ from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.records import StackRecord
 from engine.worker.loop import WorkerLoop, WorkerSettings
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 
 LIMIT = 10
 

@@ -33,8 +33,8 @@ from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
 from engine.worker.step import StepRunner
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
 
 OWNER = "driver-1"

@@ -37,8 +37,8 @@ from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_lifecycle_calls import Entry, Gate, Recording, loaded
 from tests.unit.worker.test_loop import WAITING, create, run
 

@@ -15,7 +15,7 @@ from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.vocabulary import OperationState
-from tests.unit.stack_api import StackApi
+from tests.stack_api import StackApi
 from tests.unit.worker.test_lifecycle_calls import (
     Entry,
     Gate,

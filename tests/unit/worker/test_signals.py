@@ -19,8 +19,8 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import create, worker
 
 WAIT = """\

@@ -10,8 +10,8 @@ from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
+from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.stack_api import StackApi
 from tests.unit.worker.test_loop import run, worker
 
 # Waits no deadline or datetime could hold (year 33715 and beyond): the outside-in check

@@ -1,5 +1,6 @@
 """The tenant's side of the stack services in one object, for tests that drive stacks
-through their lives (create, let the worker run, read, signal) in a few lines.
+through their lives (create, let the worker run, read, signal) in a few lines; the unit,
+functional and benchmark tests share it.
 
 Production code is handed only the service it uses; here the services are the ones an
 ``engine.bootstrap.Kiln`` wires over the test's database, types, clock and limits, so a
