@@ -17,7 +17,9 @@ import datetime
 import enum
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
+
+import cachetools
 
 from engine import errors, reasons
 from engine.db import queries
@@ -92,19 +94,19 @@ def failed(exc: Exception, *, mark_in_progress: bool = False) -> StepDecision:
     return StepDecision(Outcome.FAIL, failure=exc, mark_in_progress=mark_in_progress)
 
 
-class PerOperation(Generic[T]):
-    """A fact of each operation, read once; forgotten wholesale when full."""
+def per_operation() -> cachetools.LRUCache[str, Any]:
+    """Facts of the operations whose steps are being decided, by operation id; the least
+    recently used forgotten past ``PER_OPERATION_CACHE_SIZE``. Unlocked: a worker decides
+    its steps in its loop's thread only (``WorkerLoop`` runs the ``StepRunner`` there)."""
+    return cachetools.LRUCache(PER_OPERATION_CACHE_SIZE)
 
-    def __init__(self, size: int = PER_OPERATION_CACHE_SIZE) -> None:
-        self._size = size
-        self._values: dict[str, T] = {}
 
-    def get(self, operation_id: str, read: Callable[[], T]) -> T:
-        if operation_id not in self._values:
-            if len(self._values) >= self._size:
-                self._values.clear()
-            self._values[operation_id] = read()
-        return self._values[operation_id]
+def read_once(cache: cachetools.LRUCache[str, T], operation_id: str, read: Callable[[], T]
+              ) -> T:
+    """The operation's fact in ``cache``, read (and kept) the first time."""
+    if operation_id not in cache:
+        cache[operation_id] = read()
+    return cache[operation_id]
 
 
 class StepDecider:
@@ -120,10 +122,10 @@ class StepDecider:
         self._api_url = api_url
         self._irs = irs
         self._placements = placements
-        self._secrets = PerOperation[tuple[str, ...]]()
-        self._adopt = PerOperation[Mapping[str, Any]]()
-        self._actions = PerOperation[str]()
-        self._converging = PerOperation[bool]()
+        self._secrets: cachetools.LRUCache[str, tuple[str, ...]] = per_operation()
+        self._adopt: cachetools.LRUCache[str, Mapping[str, Any]] = per_operation()
+        self._actions: cachetools.LRUCache[str, str] = per_operation()
+        self._converging: cachetools.LRUCache[str, bool] = per_operation()
 
     def decide(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow
                ) -> StepDecision:
@@ -151,7 +153,7 @@ class StepDecider:
         except KilnError as exc:
             # A type uninstalled since the stack was made: fail this step, keep working.
             return failed(exc, mark_in_progress=not step.started)
-        secrets = self._secrets.get(step.operation_id, lambda: stack_secrets(stack))
+        secrets = read_once(self._secrets, step.operation_id, lambda: stack_secrets(stack))
         rows = {row.name: row}
         properties: Mapping[str, Any] = row.properties or {}
         failure: Exception | None = None
@@ -254,7 +256,7 @@ class StepDecider:
         replaced = row.replaced
         if replaced is None:
             return CLOSE
-        secrets = self._secrets.get(step.operation_id, lambda: stack_secrets(stack))
+        secrets = read_once(self._secrets, step.operation_id, lambda: stack_secrets(stack))
         try:
             if restoring:
                 cls = self._registry.get(row.type)
@@ -280,7 +282,7 @@ class StepDecider:
             operation = session.get(Operation, operation_id)
             return operation.action if operation is not None else ""
 
-        return self._actions.get(operation_id, read)
+        return read_once(self._actions, operation_id, read)
 
     def _converge(self, session: DbSession, operation_id: str) -> bool:
         """Whether the update asked to observe reality first (Heat's ``converge``)."""
@@ -289,7 +291,7 @@ class StepDecider:
             payload = operation.payload if operation is not None else None
             return bool((payload or {}).get("converge"))
 
-        return self._converging.get(operation_id, read)
+        return read_once(self._converging, operation_id, read)
 
     def _adopt_data(self, session: DbSession, operation_id: str) -> Mapping[str, Any]:
         """The abandon data's resources."""
@@ -299,7 +301,7 @@ class StepDecider:
             resources = (payload or {}).get("resources")
             return resources if isinstance(resources, Mapping) else {}
 
-        return self._adopt.get(operation_id, read)
+        return read_once(self._adopt, operation_id, read)
 
 
 # --- observing the backend (outside any transaction, when the step starts) -----------

@@ -30,6 +30,8 @@ from engine.worker.step_decision import (
     StepDecision,
     converging_diff,
     observed_drift,
+    per_operation,
+    read_once,
 )
 from engine.worker.step_writes import failure_reason
 from tests.unit.conftest import Clock
@@ -367,3 +369,26 @@ def test_a_delete_acts_on_what_is_stored_without_the_template(scene: Scene) -> N
     assert decision.instance is not None
     assert decision.instance.physical_id == "lamp-1"
     assert dict(decision.instance.properties) == {"colour": "red", "size": 1}
+
+
+def test_an_operation_s_fact_is_read_once_and_the_least_recently_used_forgotten(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("engine.worker.step_decision.PER_OPERATION_CACHE_SIZE", 2)
+    cache = per_operation()
+    reads: list[str] = []
+
+    def read(operation_id: str) -> str:
+        def fetch() -> str:
+            reads.append(operation_id)
+            return operation_id
+
+        return read_once(cache, operation_id, fetch)
+
+    read("a")
+    read("b")
+    read("a")  # a is now the most recently used
+    read("c")  # past the bound: b goes, a stays
+    read("a")
+    read("b")
+
+    assert reads == ["a", "b", "c", "b"]
