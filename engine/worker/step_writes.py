@@ -40,13 +40,9 @@ class StepWrites:
                                    started=held.phase == StepPhase.STARTED):
             raise LeaseLost()
         row = self.row(session, held)
-        if held.kind == Action.CLEANUP:
-            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
-        else:
-            row.data = dict(held.instance.data)
-            row.physical_id = held.instance.physical_id
-            if held.drift is not None:
-                row.drift = self._masked(held)
+        self._keep_handler_state(row, held)
+        if held.kind != Action.CLEANUP and held.drift is not None:
+            row.drift = self._masked(held)
         held.saved_data = dict(held.instance.data)
         held.phase = StepPhase.WAITING
 
@@ -69,8 +65,7 @@ class StepWrites:
             for held in group:
                 if held.step_id in closed:
                     row = rows[held.resource_name]
-                    row.data = dict(held.instance.data)
-                    row.physical_id = held.instance.physical_id
+                    self._keep_handler_state(row, held)
                     set_resource_state(session, stack, row, held.action, Status.COMPLETE,
                                        self._record_drift(row, held), now)
         return lost
@@ -99,8 +94,7 @@ class StepWrites:
             set_resource_state(session, stack, row, Action.UPDATE, Status.COMPLETE,
                                reasons.RESTORED, now)
             return
-        row.data = dict(held.instance.data)
-        row.physical_id = held.instance.physical_id
+        self._keep_handler_state(row, held)
         set_resource_state(session, stack, row, held.action, Status.COMPLETE,
                            self._record_drift(row, held), now)
 
@@ -112,13 +106,8 @@ class StepWrites:
             raise LeaseLost()
         stack = queries.load_stack(session, held.stack_id)
         row = self.row(session, held)
-        if held.kind == Action.CLEANUP:
-            # The replaced resource's own state lives in row.replaced, not the row.
-            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
-        else:
-            # What the handler made before it failed is kept, so a delete finds it.
-            row.data = dict(held.instance.data)
-            row.physical_id = held.instance.physical_id
+        # What the handler made before it failed is kept, so a delete finds it.
+        self._keep_handler_state(row, held)
         self.record_failure(session, step, stack, row, exc, held.secrets, now,
                             action=held.action)
 
@@ -151,6 +140,17 @@ class StepWrites:
         elif held.action in REDEFINING:
             row.drift = None
         return drift_reason(held.drift) if held.drift else reasons.STATE_CHANGED
+
+    @staticmethod
+    def _keep_handler_state(row: ResourceRow, held: HeldStep) -> None:
+        """Write what the handler recorded (its data, the physical id it made) to the
+        resource it acts on: a cleanup's is the replaced one, whose state lives in
+        ``row.replaced`` (the row is the replacement's)."""
+        if held.kind == Action.CLEANUP:
+            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+        else:
+            row.data = dict(held.instance.data)
+            row.physical_id = held.instance.physical_id
 
     @staticmethod
     def _masked(held: HeldStep) -> Drift:
