@@ -65,6 +65,15 @@ class StepState(enum.StrEnum):
     CANCELLED = "CANCELLED"
 
 
+class CancelReason(enum.StrEnum):
+    """Who had an operation ended early: the operation payload's ``cancelled``."""
+
+    CANCEL_UPDATE = "cancel_update"  # a tenant's (Heat's action name): a rollback follows
+    CANCEL_WITHOUT_ROLLBACK = "cancel_without_rollback"  # a tenant's (Heat's action name)
+    DELETE = "delete"  # a delete of the busy stack, which follows it
+    OPERATOR = "operator"  # kiln-manage operation cancel
+
+
 #: Steps not yet closed.
 OPEN_STEP_STATES = (StepState.WAITING, StepState.READY, StepState.RUNNING)
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from engine.db import admin, queries, steps
 from engine.db.models import Operation, OperationContext, OperationPayload, Resource, Stack
 from engine.db.wakeup import work_written
-from engine.vocabulary import Action, OperationState, Status, stack_action
+from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
 
 # --- resources ------------------------------------------------------------------------
 
@@ -78,12 +78,19 @@ def begin(session: Session, stack: Stack, operation: Operation, reason: str,
     queries.add_stack_event(session, stack, now)
 
 
-def request_cancel(operation: Operation, cancelled_by: str, now: datetime.datetime) -> None:
+def request_cancel(operation: Operation, cancelled_by: CancelReason,
+                   now: datetime.datetime) -> None:
     """Have a worker end ``operation`` now: it claims an operation past its deadline, and
     the payload says why, so the reason is "Operation cancelled" rather than a time-out
     (``stop``) and whether a rollback follows."""
     operation.payload = {**(operation.payload or {}), "cancelled": cancelled_by}
     operation.deadline_at = now
+
+
+def cancelled_by(operation: Operation) -> str | None:
+    """Who had ``operation`` ended early (a ``CancelReason``), or None: the one reader of
+    what ``request_cancel`` writes."""
+    return (operation.payload or {}).get("cancelled") or None
 
 
 def cancel_then_delete(session: Session, stack: Stack, running: Operation,
@@ -92,10 +99,10 @@ def cancel_then_delete(session: Session, stack: Stack, running: Operation,
     """Have ``running`` ended now (without rollback) and a DELETE follow it, as Heat's
     delete of a busy stack does (``conclude`` starts it); the stack shows the delete
     from now, with ``reason``."""
-    running.payload = {**(running.payload or {}), "cancelled": "delete", "then": {
+    request_cancel(running, CancelReason.DELETE, now)
+    running.payload = {**(running.payload or {}), "then": {
         "action": Action.DELETE, "context": context.copy(),
         "timeout_seconds": timeout_seconds}}
-    running.deadline_at = now
     stack.action, stack.status = Action.DELETE, Status.IN_PROGRESS
     stack.status_reason = reason
     queries.add_stack_event(session, stack, now)
@@ -165,8 +172,7 @@ def conclude(session: Session, operation: Operation, stack: Stack, status: Statu
     if operation.lifecycle.get("post_order"):
         operation.state = OperationState.NOTIFYING
     else:
-        operation.state = (OperationState.FAILED if status == Status.FAILED
-                           else OperationState.COMPLETE)
+        settle(operation)
 
 
 def start_rollback(session: Session, failed: Operation, stack: Stack, reason: str,

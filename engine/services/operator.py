@@ -28,7 +28,7 @@ from engine.services.records import StackRecord, stack_record
 from engine.services.stack_reads import StackReads
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerRecord, WorkerService
-from engine.vocabulary import OperationState, Status, stack_action
+from engine.vocabulary import CancelReason, OperationState, Status, stack_action
 
 Clock = Callable[[], datetime.datetime]
 RESET_STATUSES = (Status.FAILED, Status.COMPLETE)
@@ -200,7 +200,7 @@ class OperatorService:
                 raise EntityNotFound(entity="Operation", name=id_or_prefix)
             if operation.finished_at is not None:
                 raise NothingToCancel(id=operation.id, state=operation.state)
-            transitions.request_cancel(operation, "operator", now)
+            transitions.request_cancel(operation, CancelReason.OPERATOR, now)
         return self.operation(operation_id)
 
     def _records(self, session: DbSession, rows: Sequence[tuple[Operation, Stack]]
@@ -226,7 +226,7 @@ class OperatorService:
                 lease_expires_at=max(leases.values()) if leases else None,
                 holder_alive=bool(set(leases) & alive) if leases else None,
                 failure_reason=op.failure_reason,
-                cancelled=bool((op.payload or {}).get("cancelled")),
+                cancelled=transitions.cancelled_by(op) is not None,
                 steps=counts.get(op.id, admin.StepCounts()),
                 step_holders={owner: count for owner, (count, _exp) in holders.items()}))
         return records

@@ -17,11 +17,11 @@ from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operation_start import start_operation
 from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
-from engine.vocabulary import Action, Status
+from engine.vocabulary import Action, CancelReason, Status
 
 Clock = Callable[[], datetime.datetime]
 RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
-CANCELS = ("cancel_update", "cancel_without_rollback")
+CANCELS = (CancelReason.CANCEL_UPDATE, CancelReason.CANCEL_WITHOUT_ROLLBACK)
 
 
 class StackActions:
@@ -49,12 +49,12 @@ class StackActions:
     def _cancel(self, session: DbSession, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
         stack, operation = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
-        allowed = ((Action.UPDATE,) if action == "cancel_update"
+        allowed = ((Action.UPDATE,) if action == CancelReason.CANCEL_UPDATE
                    else (Action.CREATE, Action.UPDATE))
         if stack.status != Status.IN_PROGRESS or stack.action not in allowed or operation is None:
             raise BadRequest(reason=f"Cancelling update when stack is "
                                     f"{stack.action}_{stack.status} is not supported.")
-        transitions.request_cancel(operation, action, now)
+        transitions.request_cancel(operation, CancelReason(action), now)
 
     def abandon(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         """``DELETE .../abandon``: the data to adopt the stack elsewhere; the stack record

@@ -30,7 +30,7 @@ from engine.lifecycle.runner import CallRecord
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
-from engine.vocabulary import Action, OperationState, Status, stack_action
+from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.poison import PoisonRule
 from engine.worker.step_runtime import StepRuntime
@@ -90,7 +90,7 @@ class OperationDriver:
             return (operation is not None and operation.lease_owner == self._owner
                     and operation.state == OperationState.PENDING
                     and not self._rule.spent(operation.failures)
-                    and not _cancelled(operation))
+                    and transitions.cancelled_by(operation) is None)
 
     def _transition(self, operation_id: str) -> str | None:
         """The database phases, in one transaction. Returns the outcome (COMPLETE or
@@ -119,7 +119,7 @@ class OperationDriver:
             return str(operation.lifecycle["outcome"])
         stack = queries.load_stack(session, operation.stack_id)
         if operation.state in (OperationState.PENDING, OperationState.RUNNING) \
-                and _cancelled(operation):
+                and transitions.cancelled_by(operation) is not None:
             self._time_out(session, operation, stack, now)
         elif operation.state == OperationState.PENDING:
             self._plan(session, operation, stack, now)
@@ -264,8 +264,9 @@ class OperationDriver:
         _owe_post_ops(operation)
         transitions.abort_open_steps(session, operation, stack,
                                      reasons.aborted(operation.action), now)
+        cancelled = transitions.cancelled_by(operation) is not None
         transitions.stop(operation, reasons.operation_cancelled(operation.action)
-                         if _cancelled(operation) else reasons.timed_out(operation.action))
+                         if cancelled else reasons.timed_out(operation.action))
 
     def _finish(self, session: DbSession, operation: Operation, stack: Stack,
                 now: datetime.datetime) -> None:
@@ -351,17 +352,13 @@ def _owe_post_ops(operation: Operation) -> None:
                                "post_order": [item["plugin"] for item in reversed(pre)]}
 
 
-def _cancelled(operation: Operation) -> bool:
-    return bool((operation.payload or {}).get("cancelled"))
-
-
 def _rolls_back(operation: Operation, stack: Stack) -> bool:
     """A failed create or update is rolled back when rollback is enabled, or always
     after cancel_update; never when it failed before touching anything (a denial)."""
     payload = operation.payload or {}
     if operation.action not in (Action.CREATE, Action.UPDATE) or not payload.get("planned"):
         return False
-    cancelled = payload.get("cancelled")
-    if cancelled:
-        return bool(cancelled == "cancel_update")
+    cancelled = transitions.cancelled_by(operation)
+    if cancelled is not None:
+        return cancelled == CancelReason.CANCEL_UPDATE
     return not stack.disable_rollback

@@ -11,7 +11,7 @@ from engine.db import steps, transitions
 from engine.db.models import Event, Operation, OperationContext, Resource, Stack, Step
 from engine.db.session import Database
 from engine.errors import ActionInProgress, StackExists
-from engine.vocabulary import Action, OperationState, Status, StepState
+from engine.vocabulary import Action, CancelReason, OperationState, Status, StepState
 from tests.unit.db.conftest import NOW, add_operation, add_resource, add_stack, later
 
 CONTEXT: OperationContext = {"tenant_id": "t", "token_tenant_id": "t", "role": "member",
@@ -166,10 +166,22 @@ def test_a_cancel_request_moves_the_deadline_and_says_who(db: Database,
         operation = add_operation(session, add_stack(session, tenant_id),
                                   payload={"planned": True})
 
-        transitions.request_cancel(operation, "cancel_update", later(7))
+        transitions.request_cancel(operation, CancelReason.CANCEL_UPDATE, later(7))
 
         assert operation.payload == {"planned": True, "cancelled": "cancel_update"}
         assert operation.deadline_at == later(7)
+
+
+@pytest.mark.parametrize(("payload", "by"), [
+    (None, None), ({"planned": True}, None), ({"cancelled": ""}, None),
+    ({"cancelled": "operator"}, CancelReason.OPERATOR),
+    ({"cancelled": "delete", "then": {}}, CancelReason.DELETE)])
+def test_who_cancelled_an_operation_is_read_from_its_payload(
+        db: Database, tenant_id: str, payload: object, by: CancelReason | None) -> None:
+    with db.transaction() as session:
+        operation = add_operation(session, add_stack(session, tenant_id), payload=payload)
+
+        assert transitions.cancelled_by(operation) == by
 
 
 def test_a_delete_of_a_busy_stack_cancels_its_operation_and_follows_it(
