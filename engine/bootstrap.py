@@ -17,6 +17,7 @@ from oslo_config import cfg
 
 from engine import budget, config
 from engine.api.app import ApiServices, ApiSettings, create_app
+from engine.clock import Clock, utcnow
 from engine.db import migration
 from engine.db.session import Database
 from engine.errors import KilnError, PluginConfigInvalid
@@ -37,7 +38,7 @@ from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
-from engine.worker.loop import Clock, WorkerLoop, WorkerSettings, utcnow
+from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.poison import PoisonRule
 
 WsgiApp = Callable[..., Any]

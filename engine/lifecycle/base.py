@@ -62,12 +62,12 @@ Rules
 from __future__ import annotations
 
 import dataclasses
-import datetime
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
+    from engine.clock import Clock
     from engine.context import RequestContext
     from engine.lifecycle.view import StackView
 
@@ -104,7 +104,7 @@ class PluginServices:
 
     conf: Any  # the process's oslo.config ConfigOpts; register your own group on it
     database: Transactions
-    clock: Callable[[], datetime.datetime]
+    clock: Clock  # now, timezone-aware in UTC
 
 
 class LifecyclePlugin:

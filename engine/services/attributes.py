@@ -8,16 +8,14 @@ The API also builds instances on it to hand them a signal (``handle_signal`` is 
 from __future__ import annotations
 
 import contextlib
-import datetime
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.clock import Clock
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack
 from engine.resources.base import IssuedSignalToken, SignalledResource
 from engine.resources.registry import ResourceTypeRegistry
-
-Clock = Callable[[], datetime.datetime]
 
 
 class ReadOnlyRuntime:

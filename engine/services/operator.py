@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from engine import reasons
+from engine.clock import Clock
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import admin, queries, transitions
 from engine.db.models import Operation, Stack
@@ -30,7 +31,6 @@ from engine.services.tenants import TenantService
 from engine.services.workers import WorkerRecord, WorkerService
 from engine.vocabulary import CancelReason, OperationState, Status, stack_action
 
-Clock = Callable[[], datetime.datetime]
 RESET_STATUSES = (Status.FAILED, Status.COMPLETE)
 STACK_ORDERS = ("name", "status", "created", "updated")
 SETTLED = (OperationState.COMPLETE, OperationState.FAILED)

@@ -8,13 +8,13 @@ input exactly as a create does, naming the template path and line.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from engine import budget, reasons
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db.models import Stack
 from engine.errors import BadRequest, RequestLimitExceeded, StackValidationFailed
@@ -28,7 +28,6 @@ from engine.template.loader import load, written_resources
 from engine.template.parse import document
 from engine.vocabulary import Action, Status
 
-Clock = Callable[[], datetime.datetime]
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 
 

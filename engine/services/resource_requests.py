@@ -10,10 +10,11 @@ written, so a worker busy with the resource loses nothing (``engine.db.signals``
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine import reasons
+from engine.clock import Clock
 from engine.db import queries, signals, transitions
 from engine.db.models import Resource, Stack
 from engine.db.session import DbSession
@@ -139,7 +140,7 @@ def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str) ->
 
 def deliver_signal(session: DbSession, stack: Stack, row: Resource,
                    details: Mapping[str, Any] | None, registry: ResourceTypeRegistry,
-                   clock: Callable[[], datetime.datetime]) -> None:
+                   clock: Clock) -> None:
     """Let the resource's type accept ``details`` (400 ``signal is not supported for
     resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event."""
     cls = registry.for_stored(row.type)

@@ -7,9 +7,10 @@ a cancel is a request on the running operation, which a worker ends as failed.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import queries, transitions
 from engine.db.models import Stack
@@ -19,7 +20,6 @@ from engine.services.operation_start import start_operation
 from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
 from engine.vocabulary import Action, CancelReason, Status
 
-Clock = Callable[[], datetime.datetime]
 RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
 CANCELS = (CancelReason.CANCEL_UPDATE, CancelReason.CANCEL_WITHOUT_ROLLBACK)
 

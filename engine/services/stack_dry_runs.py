@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.session import Database
@@ -37,7 +37,6 @@ from engine.template.parameters import (
 )
 from engine.vocabulary import Action
 
-Clock = Callable[[], datetime.datetime]
 # The id and, in validate, the name of a stack that does not exist: what Heat's preview
 # shows as the id.
 NO_ID = "None"

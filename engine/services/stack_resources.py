@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.models import Resource
@@ -23,8 +23,6 @@ from engine.services.records import ResourceRecord
 from engine.services.stack_lookup import named_stack
 from engine.template.parameters import hidden_values, stored_hidden_values
 from engine.vocabulary import Status
-
-Clock = Callable[[], datetime.datetime]
 
 
 class StackResources:

@@ -6,12 +6,12 @@ returns; workers do the rest.
 
 from __future__ import annotations
 
-import datetime
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from engine import reasons
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import queries, transitions
 from engine.db.models import OperationPayload, Stack, StackDefinition
@@ -27,8 +27,6 @@ from engine.services.proposals import Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
 from engine.services.update_requests import check_immutable, update_body
 from engine.vocabulary import Action, Status
-
-Clock = Callable[[], datetime.datetime]
 
 
 class StackWrites:

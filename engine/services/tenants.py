@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import secrets
-from collections.abc import Callable
 
+from engine.clock import Clock
 from engine.context import ROLES, SIGNAL_ROLE
 from engine.db import admin, queries, signals
 from engine.db.models import Tenant, Token
@@ -19,7 +19,6 @@ from engine.db.session import Database
 from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound, TenantNotEmpty
 from engine.services.records import IssuedToken, Principal, TenantRecord, TokenRecord
 
-Clock = Callable[[], datetime.datetime]
 # NOTE: writing last_used_at on every request would add a row write (and on SQLite a WAL
 # append) to every read; a minute's precision is what an operator needs.
 LAST_USED_PRECISION = datetime.timedelta(minutes=1)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine import reasons
+from engine.clock import Clock
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack
 from engine.errors import KilnError
@@ -45,7 +46,6 @@ from engine.template.functions import Deferred, resolve
 from engine.template.parameters import redact
 from engine.vocabulary import Action, Status
 
-Clock = Callable[[], datetime.datetime]
 RuntimeFor = Callable[[str], Runtime]
 
 # The keys of Heat's ``resource_changes``, in the order Heat's clients list them.

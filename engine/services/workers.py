@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable
 
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import admin, leases
 from engine.db.models import Worker
 from engine.db.session import Database
 from engine.errors import AmbiguousName, EntityNotFound, ServicesForbidden, WorkerAlive
-
-Clock = Callable[[], datetime.datetime]
 
 
 @dataclasses.dataclass(frozen=True)

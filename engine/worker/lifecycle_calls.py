@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Callable
 from typing import Any, Literal
 
+from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import queries
 from engine.db.leases import LeaseLost, renew_operation
@@ -30,7 +30,6 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Status
 from engine.worker.stored_scope import stack_secrets
 
-Clock = Callable[[], datetime.datetime]
 LOG = logging.getLogger(__name__)
 LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from engine.clock import Clock, utcnow
 from engine.db import leases
 from engine.db.models import Worker
 from engine.db.session import Database
@@ -37,11 +38,6 @@ from engine.worker.step import StepRunner
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
-Clock = Callable[[], datetime.datetime]
-
-
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,12 +8,12 @@ thread, like any other waiting resource.
 
 from __future__ import annotations
 
-import datetime
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from engine import budget, reasons
+from engine.clock import Clock
 from engine.db import queries, transitions
 from engine.db.models import OperationContext, Stack, StackDefinition
 from engine.db.session import Database, DbSession
@@ -26,7 +26,6 @@ from engine.template.loader import written_resources
 from engine.template.parse import SourceDocument, document
 from engine.vocabulary import Action, Status
 
-Clock = Callable[[], datetime.datetime]
 # Heat's default timeout of a stack, when neither the child nor the parent has one.
 DEFAULT_TIMEOUT_SECONDS = 3600
 

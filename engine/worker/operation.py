@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import budget, reasons
+from engine.clock import Clock
 from engine.db import queries, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack
@@ -37,7 +38,6 @@ from engine.worker.step_runtime import StepRuntime
 from engine.worker.stored_scope import StoredResource, StoredScope
 
 LOG = logging.getLogger(__name__)
-Clock = Callable[[], datetime.datetime]
 # Operations whose steps act on the stored resources rather than on a new IR.
 STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK)
 

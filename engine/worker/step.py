@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import budget, reasons
+from engine.clock import Clock
 from engine.db import leases, queries, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
@@ -38,7 +39,7 @@ from engine.worker.step_decision import (
     converging_diff,
     observed_drift,
 )
-from engine.worker.step_runtime import Clock, Placements
+from engine.worker.step_runtime import Placements
 from engine.worker.step_writes import REDEFINING, StepWrites, failure_reason
 
 LOG = logging.getLogger(__name__)

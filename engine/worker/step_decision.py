@@ -13,7 +13,6 @@ others.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import enum
 import logging
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 import cachetools
 
 from engine import errors, reasons
+from engine.clock import Clock
 from engine.db import queries
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
@@ -40,7 +40,6 @@ from engine.worker.stored_scope import StoredResource, StoredScope, stack_secret
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
-Clock = Callable[[], datetime.datetime]
 PER_OPERATION_CACHE_SIZE = 128
 # Actions whose resource instances are built from the IR (properties evaluated now);
 # the others act on what is stored, so they work when a type has been uninstalled.

@@ -4,13 +4,13 @@ database call in a short transaction of its own (handlers run outside the step's
 
 from __future__ import annotations
 
-import datetime
 import functools
 import secrets as secret_tokens
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.clock import Clock
 from engine.db import queries, signals
 from engine.db.models import Stack
 from engine.db.session import Database
@@ -19,7 +19,6 @@ from engine.resources.base import IssuedSignalToken, SignalledResource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.nested import WorkerNestedStacks
 
-Clock = Callable[[], datetime.datetime]
 #: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
 Placements = Callable[[str, str], Mapping[str, Any] | None]
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import event
 
 from engine import budget
+from engine.clock import utcnow
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import migration
 from engine.db.models import Stack
@@ -22,7 +23,7 @@ from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
-from engine.worker.loop import WorkerLoop, WorkerSettings, utcnow
+from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.functional.conftest import fresh_database
 from tests.stack_api import StackApi
 

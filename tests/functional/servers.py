@@ -14,10 +14,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 
+from engine.clock import utcnow
 from engine.db import migration
 from engine.db.session import Database
 from engine.services.tenants import TenantService
-from engine.worker.loop import utcnow
 
 BIN = pathlib.Path(sys.executable).parent
 READY_SECONDS = 30.0

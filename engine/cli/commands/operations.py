@@ -9,6 +9,7 @@ from typing import Any
 from cliff.command import Command
 
 from engine.cli.base import KilnLister, KilnShowOne, Names, Structured, ago, when
+from engine.clock import utcnow
 from engine.services.operator import OperationRecord
 
 LIST_FIELDS = ("id", "stack_name", "action", "state", "age", "held_by", "holder_alive",
@@ -58,7 +59,7 @@ class OperationList(KilnLister):
         operator = self.kiln.operator
         stack = operator.find_stack(parsed_args.stack, parsed_args.tenant) \
             if parsed_args.stack else None
-        now = datetime.datetime.now(datetime.UTC)
+        now = utcnow()
         found = operator.operations(unfinished_only=not parsed_args.all, stack=stack,
                                     limit=parsed_args.limit)
         return LIST_FIELDS, [_list_row(op, now) for op in found]

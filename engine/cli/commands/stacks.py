@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from typing import Any
@@ -23,6 +22,7 @@ from engine.cli.base import (
     when,
 )
 from engine.cli.follow import Follower
+from engine.clock import utcnow
 from engine.services.events import EventQuery
 from engine.services.operator import STACK_ORDERS, OperationRecord, StackFilter
 from engine.vocabulary import Status
@@ -34,10 +34,6 @@ RESOURCE_FIELDS = ("resource_name", "type", "action", "status", "status_reason",
 EVENT_FIELDS = ("time", "resource_name", "action", "status", "reason", "id")
 LIFECYCLE_FIELDS = ("time", "plugin", "phase", "action", "verdict", "message")
 SHOWN_EVENTS = 10
-
-
-def now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 def resource_row(record: Any) -> dict[str, Any]:
@@ -109,7 +105,7 @@ class StackList(KilnLister):
             statuses=parsed_args.status, older_than=parsed_args.older_than,
             show_deleted=parsed_args.deleted, show_nested=parsed_args.nested,
             order=parsed_args.sort, descending=not parsed_args.asc, limit=parsed_args.limit)
-        at = now()
+        at = utcnow()
         rows = [(s.stack.id, s.stack.name, s.tenant_name, s.stack.action, s.stack.status,
                  s.stack.status_reason, when(s.stack.created_at), when(s.stack.updated_at),
                  ago(s.stack.updated_at or s.stack.created_at, at))

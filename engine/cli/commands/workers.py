@@ -9,6 +9,7 @@ from typing import Any
 from cliff.command import Command
 
 from engine.cli.base import KilnLister, KilnShowOne, ago, when
+from engine.clock import utcnow
 
 FIELDS = ("id", "host", "pid", "started_at", "heartbeat_age", "steps_held", "alive",
           "stopped_at")
@@ -34,7 +35,7 @@ class WorkerList(KilnLister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
-        now = datetime.datetime.now(datetime.UTC)
+        now = utcnow()
         workers = self.kiln.workers.list_workers()
         if parsed_args.dead:
             workers = [w for w in workers if not w.alive]
@@ -56,7 +57,7 @@ class WorkerForget(KilnShowOne):
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         record = self.kiln.operator.forget_worker(parsed_args.worker)
-        return FIELDS, _row(record, datetime.datetime.now(datetime.UTC))
+        return FIELDS, _row(record, utcnow())
 
 
 COMMANDS: dict[str, type[Command]] = {"worker list": WorkerList, "worker forget": WorkerForget}
