@@ -193,5 +193,10 @@ def _release(session: Session, waiting: Any) -> None:
 
 
 def _finish_operation_if_done(operation: Operation) -> None:
+    """The one operation state change made outside ``engine.db.transitions``: the last
+    open step's close hands its operation to the finisher under the operation row lock
+    the close took (``_lock_operation``), so the count and the state move together.
+    transitions builds on this module (``start_steps``, ``abort_open_steps``), so this
+    cannot call it without an import cycle."""
     if operation.open_steps <= 0 and operation.state == OperationState.RUNNING:
         operation.state = OperationState.FINISHING
