@@ -14,6 +14,32 @@ _ACTIVE = text("deleted_at IS NULL")
 _UNFINISHED = text("finished_at IS NULL")
 
 
+class StackOutput(TypedDict):
+    """One output of a stack as its last operation's finish resolved it."""
+
+    output_key: str
+    description: str
+    output_value: Any  # None when it failed
+    output_error: NotRequired[str]  # why it failed, hidden values masked
+
+
+class ReplacedResource(TypedDict):
+    """The physical resource an update replaced, as it was before the replacement."""
+
+    type: str
+    physical_id: str | None
+    properties: dict[str, Any] | None
+    data: dict[str, Any]
+    generation: int  # its signals and signal tokens are this generation's
+
+
+class PropertyDrift(TypedDict):
+    """One property a check found different from the template (values masked)."""
+
+    expected: Any
+    actual: Any
+
+
 class Tenant(Base):
     __tablename__ = "tenants"
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -53,7 +79,8 @@ class Stack(Base):
     parameters: Mapped[dict[str, Any]] = mapped_column(JSONType)
     environment: Mapped[dict[str, Any]] = mapped_column(JSONType)
     files: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    outputs: Mapped[Any | None] = mapped_column(JSONType)
+    # Resolved when an operation finishes; null while none has.
+    outputs: Mapped[list[StackOutput] | None] = mapped_column(JSONType)
     tags: Mapped[Any] = mapped_column(JSONType)
     disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
     timeout_mins: Mapped[int | None] = mapped_column(Integer)
@@ -86,17 +113,16 @@ class Resource(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSONType)
     requires: Mapped[Any] = mapped_column(JSONType)
     # The physical resource an update replaced, kept until its dependents have moved to
-    # the replacement (then deleted) or until a rollback swaps it back:
-    # {type, physical_id, properties, data, generation}.
-    replaced: Mapped[Any | None] = mapped_column(JSONType)
+    # the replacement (then deleted) or until a rollback swaps it back.
+    replaced: Mapped[ReplacedResource | None] = mapped_column(JSONType)
     # Bumped by each replacement, so the replacement's stable physical name differs.
     generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Delete | Retain (the template's deletion_policy when the resource was last written)
     deletion_policy: Mapped[str] = mapped_column(String(16), default="Delete",
                                                  server_default="Delete")
-    # What the last check (or converging update) observed to differ from the template:
-    # {property: {expected, actual}}; {} when nothing did, null when never observed.
-    drift: Mapped[Any | None] = mapped_column(JSONType)
+    # What the last check (or converging update) observed to differ from the template,
+    # by property; {} when nothing did, null when never observed.
+    drift: Mapped[dict[str, PropertyDrift] | None] = mapped_column(JSONType)
     created_at: Mapped[datetime.datetime]
     updated_at: Mapped[datetime.datetime | None]
 
@@ -267,6 +293,8 @@ class Step(Base):
     state: Mapped[str] = mapped_column(String(16))
     prerequisites_left: Mapped[int] = mapped_column(Integer)
     started: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The resource type's own progress token (whatever its handle_<action> returned):
+    # Kiln stores it and hands it back to check_<action>_complete, never reads it.
     token: Mapped[Any | None] = mapped_column(JSONType)
     lease_owner: Mapped[str | None] = mapped_column(String(36))
     lease_expires_at: Mapped[datetime.datetime | None]

@@ -7,7 +7,7 @@ import datetime
 import json
 from typing import Any
 
-from engine.db.models import Stack
+from engine.db.models import PropertyDrift, Stack, StackOutput
 from engine.ir.model import ResolvedStack
 from engine.template.parameters import masked
 
@@ -55,7 +55,7 @@ class StackRecord:
     description: str
     template_description: str
     parameters: dict[str, Any]  # stringified, hidden ones masked, pseudo ones included
-    outputs: list[dict[str, Any]] | None
+    outputs: list[StackOutput] | None
     tags: list[str]
     disable_rollback: bool
     timeout_mins: int | None
@@ -114,7 +114,7 @@ class ResourceRecord:
     stack: tuple[str, str] | None = None
     parent_resource: str | None = None
     # What the last check saw differ from the template (masked); None: never observed.
-    drift: dict[str, Any] | None = None
+    drift: dict[str, PropertyDrift] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

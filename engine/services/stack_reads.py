@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.context import RequestContext
 from engine.db import queries
+from engine.db.models import StackOutput
 from engine.db.session import Database
 from engine.errors import OutputNotFound
 from engine.ir.stored import StoredIrs
@@ -88,11 +89,11 @@ class StackReads:
             return dict(named_stack(session, ctx, name, stack_id).files or {})
 
     def list_outputs(self, ctx: RequestContext, name: str, stack_id: str
-                     ) -> list[dict[str, Any]]:
+                     ) -> list[StackOutput]:
         return list(self.get(ctx, name, stack_id).outputs or [])
 
     def get_output(self, ctx: RequestContext, name: str, stack_id: str, key: str
-                   ) -> dict[str, Any]:
+                   ) -> StackOutput:
         for output in self.list_outputs(ctx, name, stack_id):
             if output["output_key"] == key:
                 return output

@@ -14,13 +14,12 @@ import datetime
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from engine import budget, reasons
 from engine.clock import Clock
 from engine.db import queries, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
-from engine.db.models import Operation, Stack
+from engine.db.models import Operation, Stack, StackOutput
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession
 from engine.errors import DatabaseUnavailable, KilnError
@@ -314,7 +313,7 @@ class OperationDriver:
     # One evaluation: the outputs share one time budget (engine.budget).
     @budget.within_evaluation
     def _outputs(self, session: DbSession, operation_id: str, stack: Stack
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[StackOutput]:
         """Resolve every output now; an output that fails carries ``output_error``."""
         try:
             ir: ResolvedStack = self._irs.for_operation(operation_id, stack)
@@ -329,11 +328,11 @@ class OperationDriver:
         secrets = hidden_values(ir.parameter_schemas, ir.parameters)
         outputs = []
         for name, output in ir.outputs.items():
-            item: dict[str, Any] = {"output_key": name, "description": output.description}
+            item: StackOutput = {"output_key": name, "description": output.description,
+                                 "output_value": None}
             try:
                 item["output_value"] = redact(resolve(output.value, scope), secrets)
             except Exception as exc:  # noqa: BLE001 -- a broken output must not fail the stack
-                item["output_value"] = None
                 item["output_error"] = redact(str(exc), secrets)
             outputs.append(item)
         return outputs

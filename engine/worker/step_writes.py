@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from engine import reasons
 from engine.db import queries, steps
 from engine.db.leases import LeaseLost
+from engine.db.models import PropertyDrift, Stack, Step
 from engine.db.models import Resource as ResourceRow
-from engine.db.models import Stack, Step
 from engine.db.session import DbSession
 from engine.db.transitions import add_replaced_resource_event, set_resource_state
 from engine.errors import KilnError
-from engine.resources.drift import Drift, drift_reason
+from engine.resources.drift import drift_reason
 from engine.template.parameters import redact
 from engine.vocabulary import Action, Status
 from engine.worker.held_step import HeldStep, StepPhase
@@ -87,7 +87,8 @@ class StepWrites:
         if held.kind == Action.RESTORE:
             set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
                                reasons.STATE_CHANGED, now)
-            replaced = row.replaced or {}
+            replaced = row.replaced
+            assert replaced is not None, f"resource {row.id} restored without a replaced one"
             row.type, row.physical_id = replaced["type"], replaced.get("physical_id")
             row.properties, row.data = replaced.get("properties"), replaced.get("data", {})
             row.generation, row.replaced = replaced.get("generation", 0), None
@@ -127,9 +128,10 @@ class StepWrites:
         if step.action != Action.CLEANUP:
             set_resource_state(session, stack, row, action, Status.FAILED, reason, now)
         else:
+            replaced = row.replaced
             add_replaced_resource_event(session, stack, row,
-                                        (row.replaced or {}).get("physical_id"), row.type,
-                                        action, Status.FAILED, reason, now)
+                                        replaced["physical_id"] if replaced else None,
+                                        row.type, action, Status.FAILED, reason, now)
 
     def _record_drift(self, row: ResourceRow, held: HeldStep) -> str:
         """Store what a completed action learnt of the resource's drift; the reason of
@@ -147,14 +149,16 @@ class StepWrites:
         resource it acts on: a cleanup's is the replaced one, whose state lives in
         ``row.replaced`` (the row is the replacement's)."""
         if held.kind == Action.CLEANUP:
-            row.replaced = {**(row.replaced or {}), "data": dict(held.instance.data)}
+            # A cleanup's step is closed at once when there is no replaced resource.
+            if row.replaced is not None:
+                row.replaced = {**row.replaced, "data": dict(held.instance.data)}
         else:
             row.data = dict(held.instance.data)
             row.physical_id = held.instance.physical_id
 
     @staticmethod
-    def _masked(held: HeldStep) -> Drift:
-        masked: Drift = redact(held.drift or {}, held.secrets)
+    def _masked(held: HeldStep) -> dict[str, PropertyDrift]:
+        masked: dict[str, PropertyDrift] = redact(held.drift or {}, held.secrets)
         return masked
 
     @staticmethod
