@@ -82,7 +82,12 @@ def resources_site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return pip_install("kiln-test-resources", tmp_path_factory.mktemp("site-resources"))
 
 
-@pytest.fixture(scope="module")
+# The two shared servers live for the whole test process, not one module: starting one
+# costs a second or more of CPU per process it runs (imports, plugins, migrations), and
+# with them started per module that was a fifth of the suite's CPU. Modules keep to
+# themselves with tenants of their own (``unique`` names); a module that needs another
+# configuration, or stops its server, starts its own.
+@pytest.fixture(scope="session")
 def kiln_all(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]:
     """kiln-all on a SQLite file: the embedded default."""
     kiln = servers.start_all(tmp_path_factory.mktemp("kiln-all"), None)
@@ -90,13 +95,14 @@ def kiln_all(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]
     kiln.stop()
 
 
-@pytest.fixture(scope="module")
-def kiln_postgresql(tmp_path_factory: pytest.TempPathFactory, postgresql_url: str
-                    ) -> Iterator[servers.Kiln]:
-    """kiln-api (gunicorn) and two kiln-engine processes on PostgreSQL."""
-    kiln = servers.start_split(tmp_path_factory.mktemp("kiln-pg"), postgresql_url, engines=2)
-    yield kiln
-    kiln.stop()
+@pytest.fixture(scope="session")
+def kiln_postgresql(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]:
+    """kiln-api (gunicorn) and two kiln-engine processes on PostgreSQL, on a database of
+    their own: their engines would claim the work of any other server on the same one."""
+    with fresh_database() as url:
+        kiln = servers.start_split(tmp_path_factory.mktemp("kiln-pg"), url, engines=2)
+        yield kiln
+        kiln.stop()
 
 
 HeatFactory = Callable[..., Any]
