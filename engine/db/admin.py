@@ -1,7 +1,7 @@
 """The operator's queries and repairs (``kiln-manage``): across tenants, by id or name.
 
-Tenant-facing reads go through ``queries`` with a tenant id; these deliberately do not,
-because the operator answers for every tenant from the control host.
+Tenant-facing reads take a tenant id (``stack_rows``, ``tenant_rows``); these
+deliberately do not, because the operator answers for every tenant from the control host.
 """
 
 from __future__ import annotations

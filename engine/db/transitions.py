@@ -15,7 +15,7 @@ from typing import cast
 
 from sqlalchemy.orm import Session
 
-from engine.db import admin, queries, steps
+from engine.db import admin, event_rows, resource_rows, stack_rows, steps
 from engine.db.models import Operation, OperationContext, OperationPayload, Resource, Stack
 from engine.db.wakeup import work_written
 from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
@@ -27,9 +27,9 @@ def set_resource_state(session: Session, stack: Stack, row: Resource, action: Ac
                        status: Status | str, reason: str, now: datetime.datetime) -> None:
     """Set the resource's action, status and reason and write its event, together."""
     row.action, row.status, row.status_reason, row.updated_at = action, status, reason, now
-    queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                      physical_resource_id=row.physical_id or "", resource_type=row.type,
-                      action=action, status=status, reason=reason, now=now)
+    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                         physical_resource_id=row.physical_id or "", resource_type=row.type,
+                         action=action, status=status, reason=reason, now=now)
 
 
 def mark_resource(session: Session, stack: Stack, row: Resource, action: Action | str,
@@ -62,20 +62,20 @@ def begin_stack(session: Session, stack: Stack, operation: Operation, reason: st
     shown ``<ACTION>_IN_PROGRESS`` with ``reason`` and its first event."""
     stack.action, stack.status = stack_action(operation.action), Status.IN_PROGRESS
     stack.status_reason = reason
-    queries.add_stack_with_operation(session, stack, operation, now)
+    stack_rows.add_stack_with_operation(session, stack, operation, now)
 
 
 def begin(session: Session, stack: Stack, operation: Operation, reason: str,
           now: datetime.datetime) -> None:
     """Store ``operation`` on ``stack`` (ActionInProgress if one is unfinished) and show
     the stack ``<ACTION>_IN_PROGRESS`` with ``reason`` and its event."""
-    queries.add_operation(session, stack, operation)
+    stack_rows.add_operation(session, stack, operation)
     action = operation.action
     stack.action, stack.status = stack_action(action), Status.IN_PROGRESS
     stack.status_reason = reason
     if action not in (Action.DELETE, Action.ABANDON):
         stack.updated_at = now
-    queries.add_stack_event(session, stack, now)
+    event_rows.add_stack_event(session, stack, now)
 
 
 def request_cancel(operation: Operation, cancelled_by: CancelReason,
@@ -105,7 +105,7 @@ def cancel_then_delete(session: Session, stack: Stack, running: Operation,
         "timeout_seconds": timeout_seconds}}
     stack.action, stack.status = Action.DELETE, Status.IN_PROGRESS
     stack.status_reason = reason
-    queries.add_stack_event(session, stack, now)
+    event_rows.add_stack_event(session, stack, now)
 
 
 # --- a worker's phases ----------------------------------------------------------------
@@ -134,14 +134,14 @@ def abort_open_steps(session: Session, operation: Operation, stack: Stack, reaso
     """Cancel the operation's open steps; the resources they were acting on are FAILED
     with ``reason``, so none is left IN_PROGRESS under a stack that ended."""
     for name in steps.cancel_open_steps(session, operation, now):
-        row = queries.get_resource(session, stack, name)
+        row = resource_rows.get_resource(session, stack, name)
         set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
 
 
 def mark_stack_deleted(session: Session, stack: Stack, now: datetime.datetime) -> None:
     """A completed delete (its resources removed) or abandon (its resources forgotten):
     the stack row stays, soft-deleted, without resources or outputs."""
-    queries.delete_resources(session, stack.id)
+    resource_rows.delete_resources(session, stack.id)
     stack.deleted_at = now
     stack.outputs = None
 
@@ -167,7 +167,7 @@ def conclude(session: Session, operation: Operation, stack: Stack, status: Statu
         # Heat has no ABANDON stack state: an abandoned stack ends as deleted.
         stack.action, stack.status = stack_action(operation.action), status
         stack.status_reason = reason
-        queries.add_stack_event(session, stack, now)
+        event_rows.add_stack_event(session, stack, now)
     operation.lifecycle = {**operation.lifecycle, "outcome": status}
     if operation.lifecycle.get("post_order"):
         operation.state = OperationState.NOTIFYING
@@ -195,7 +195,7 @@ def start_rollback(session: Session, failed: Operation, stack: Stack, reason: st
     work_written(session)
     stack.action, stack.status = Action.ROLLBACK, Status.IN_PROGRESS
     stack.status_reason = reason
-    queries.add_stack_event(session, stack, now)
+    event_rows.add_stack_event(session, stack, now)
 
 
 def settle(operation: Operation) -> None:
@@ -223,11 +223,11 @@ def abandon(session: Session, operation: Operation, reason: str,
         settle(operation)
         return
     steps.cancel_open_steps(session, operation, now)
-    stack = queries.load_stack(session, operation.stack_id)
+    stack = stack_rows.load_stack(session, operation.stack_id)
     operation.failure_reason = reason
     stack.action = stack_action(operation.action)
     stack.status, stack.status_reason = Status.FAILED, reason
-    queries.add_stack_event(session, stack, now)
+    event_rows.add_stack_event(session, stack, now)
     operation.finished_at = now
     operation.state = OperationState.FAILED
 
@@ -255,7 +255,7 @@ def reset_stack(session: Session, stack: Stack, action: str, status: Status | st
     stack.action, stack.status = action, status
     stack.status_reason = reason
     stack.updated_at = now
-    queries.add_stack_event(session, stack, now)
+    event_rows.add_stack_event(session, stack, now)
 
 
 def add_replaced_resource_event(session: Session, stack: Stack, row: Resource,
@@ -264,6 +264,6 @@ def add_replaced_resource_event(session: Session, stack: Stack, row: Resource,
                                 now: datetime.datetime) -> None:
     """An event of the physical resource an update replaced (kept in ``row.replaced``
     until its cleanup). The row is the replacement's: its state is not changed."""
-    queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                      physical_resource_id=physical_id or "", resource_type=resource_type,
-                      action=action, status=status, reason=reason, now=now)
+    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                         physical_resource_id=physical_id or "", resource_type=resource_type,
+                         action=action, status=status, reason=reason, now=now)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import event_rows, stack_trees
 from engine.db.models import Event
 from engine.db.session import Database
 from engine.errors import EventNotFound, InvalidFilter
@@ -48,19 +48,19 @@ class StackEvents:
             filters.pop("resource_name", None)  # the path names the resource
         if query.sort_dir is not None:
             ascending = query.sort_dir == "asc"
-        elif any(k in queries.EVENT_SORT_KEYS for k in query.sort_keys):
+        elif any(k in event_rows.EVENT_SORT_KEYS for k in query.sort_keys):
             ascending = True  # Heat: known sort keys without a direction sort ascending
         else:
             ascending = query.ascending
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            nested = queries.descendants(session, stack.id,
-                                         min(max(nested_depth, 0), MAX_NESTED_DEPTH))
-            rows = queries.list_events(session, [stack.id, *nested],
-                                       resource_name=resource_name,
-                                       filters=filters, limit=query.limit,
-                                       marker=query.marker, ascending=ascending,
-                                       sort_keys=query.sort_keys)
+            nested = stack_trees.descendants(session, stack.id,
+                                             min(max(nested_depth, 0), MAX_NESTED_DEPTH))
+            rows = event_rows.list_events(session, [stack.id, *nested],
+                                          resource_name=resource_name,
+                                          filters=filters, limit=query.limit,
+                                          marker=query.marker, ascending=ascending,
+                                          sort_keys=query.sort_keys)
             return [_event(row, (nested[row.stack_id], row.stack_id)
                            if row.stack_id in nested else None) for row in rows]
 
@@ -71,13 +71,13 @@ class StackEvents:
             stack = named_stack(session, ctx, name, stack_id)
             return [{**(row.lifecycle or {}), "event_id": row.id,
                      "time": row.created_at.isoformat(timespec="seconds")}
-                    for row in queries.list_lifecycle_events(session, stack.id)]
+                    for row in event_rows.list_lifecycle_events(session, stack.id)]
 
     def get_event(self, ctx: RequestContext, name: str, stack_id: str, resource_name: str,
                   event_id: str) -> EventRecord:
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            row = queries.find_event(session, stack.id, event_id)
+            row = event_rows.find_event(session, stack.id, event_id)
             if row is None or row.resource_name != resource_name:
                 raise EventNotFound(event_id=event_id)
             return _event(row)

@@ -18,7 +18,7 @@ from engine.vocabulary import Status
 STATUSES = (Status.COMPLETE, Status.FAILED, Status.IN_PROGRESS)
 
 # Heat's stack list filter names (its STACK_KEYS plus the older short names) -> the name
-# queries.list_stacks compares; unknown keys are ignored, as Heat ignores them.
+# stack_list.list_stacks compares; unknown keys are ignored, as Heat ignores them.
 STACK_FILTERS = {
     "id": "id",
     "name": "name", "stack_name": "name",
@@ -55,7 +55,7 @@ def split_statuses(values: Iterable[str]) -> tuple[set[str], set[str]]:
 
 
 def stack_filters(given: Mapping[str, list[str]]) -> dict[str, list[Any]]:
-    """Query parameters -> {filter: values} for ``queries.list_stacks``. Aliases merge
+    """Query parameters -> {filter: values} for ``stack_list.list_stacks``. Aliases merge
     into one IN list; a status with an action filters on both (as in Heat, an action
     from a status joins the action filter rather than narrowing it)."""
     found: dict[str, list[Any]] = {}

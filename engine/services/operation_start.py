@@ -12,7 +12,7 @@ import datetime
 
 from engine import reasons
 from engine.context import RequestContext
-from engine.db import queries, transitions
+from engine.db import stack_rows, transitions
 from engine.db.models import OperationContext, OperationPayload, Stack
 from engine.db.session import DbSession
 from engine.errors import ActionInProgress, EntityNotFound
@@ -30,7 +30,7 @@ def start_operation(session: DbSession, ctx: RequestContext, name: str, stack_id
                     payload: OperationPayload | None = None,
                     timeout_seconds: int | None = None) -> Stack:
     """Store ``action`` on the tenant's stack; returns the stack, now IN_PROGRESS."""
-    stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+    stack, _ = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)
     if stack.deleted_at is not None:
         raise EntityNotFound(entity="Stack", name=name)
     if stack.status == Status.IN_PROGRESS:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from engine import reasons
 from engine.clock import Clock
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import admin, queries, transitions
+from engine.db import admin, stack_rows, transitions
 from engine.db.models import Operation, Stack
 from engine.db.session import Database, DbSession
 from engine.errors import (
@@ -246,8 +246,8 @@ class OperatorService:
         now = self._clock()
         alive = {w.id: w for w in self._workers.list_workers() if w.alive}
         with self._db.transaction() as session:
-            stack = queries.get_stack(session, ref.tenant_id, ref.name, ref.id, for_update=True)
-            operation = queries.unfinished_operation(session, stack.id)
+            stack = stack_rows.get_stack(session, ref.tenant_id, ref.name, ref.id, for_update=True)
+            operation = stack_rows.unfinished_operation(session, stack.id)
             if operation is not None:
                 holders = set(admin.step_holders(session, [operation.id], now).get(
                     operation.id, {}))

@@ -15,7 +15,7 @@ from typing import Any
 
 from engine import reasons
 from engine.clock import Clock
-from engine.db import queries, signals, transitions
+from engine.db import event_rows, signals, transitions
 from engine.db.models import Resource, Stack
 from engine.db.session import DbSession
 from engine.errors import (
@@ -153,7 +153,7 @@ def deliver_signal(session: DbSession, stack: Stack, row: Resource,
         session, row.id, row.generation))
     now = clock()
     signals.add_signal(session, row.id, row.generation, dict(accepted.stored), now)
-    queries.add_event(session, stack_id=stack.id, resource_name=row.name,
-                      physical_resource_id=row.physical_id or "", resource_type=row.type,
-                      action=Action.SIGNAL, status=row.status,
-                      reason=reasons.signal_taken(accepted.summary, details), now=now)
+    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                         physical_resource_id=row.physical_id or "", resource_type=row.type,
+                         action=Action.SIGNAL, status=row.status,
+                         reason=reasons.signal_taken(accepted.summary, details), now=now)

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import queries, transitions
+from engine.db import resource_rows, stack_rows, transitions
 from engine.db.models import Stack
 from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
@@ -39,7 +39,7 @@ class StackActions:
                 if action in CANCELS:
                     self._cancel(session, ctx, name, stack_id, action, now)
                     return
-                stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
+                stack = stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
                 if action == "suspend" and (stack.action, stack.status) == (
                         Action.SUSPEND, Status.COMPLETE):
                     return  # Heat: suspending a suspended stack is a no-op
@@ -48,7 +48,7 @@ class StackActions:
 
     def _cancel(self, session: DbSession, ctx: RequestContext, name: str, stack_id: str,
                 action: str, now: datetime.datetime) -> None:
-        stack, operation = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+        stack, operation = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)
         allowed = ((Action.UPDATE,) if action == CancelReason.CANCEL_UPDATE
                    else (Action.CREATE, Action.UPDATE))
         if stack.status != Status.IN_PROGRESS or stack.action not in allowed or operation is None:
@@ -73,10 +73,10 @@ class StackActions:
 
     def _data(self, session: DbSession, ctx: RequestContext, name: str,
               stack_id: str) -> dict[str, Any]:
-        stack = queries.get_stack(session, ctx.tenant_id, name, stack_id)
+        stack = stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
         if stack.deleted_at is not None:
             raise EntityNotFound(entity="Stack", name=name)
-        return abandon_data(stack, queries.list_resources(session, stack.id))
+        return abandon_data(stack, resource_rows.list_resources(session, stack.id))
 
 
 def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:

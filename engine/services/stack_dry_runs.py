@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import resource_rows
 from engine.db.session import Database
 from engine.errors import EntityNotFound, KilnError
 from engine.ir.model import ResourceNode, TypeSchema
@@ -141,7 +141,7 @@ class StackDryRuns:
             stack = named_stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
-            rows = queries.list_resources(session, stack.id)
+            rows = resource_rows.list_resources(session, stack.id)
         stack_requests.check_body(body)
         new = self._proposals.propose(
             ctx, update_body(update_preview.stored_request(stack), body, patch=patch),

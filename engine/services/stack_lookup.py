@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import stack_rows
 from engine.db.models import Stack
 from engine.db.session import DbSession
 from engine.errors import EntityNotFound
@@ -16,16 +16,16 @@ def named_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: st
     """The tenant's stack ``name``/``stack_id``, soft-deleted ones too; 404 otherwise."""
     if not is_uuid(stack_id):
         raise EntityNotFound(entity="Stack", name=name)
-    return queries.get_stack(session, ctx.tenant_id, name, stack_id)
+    return stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
 
 
 def stack_by_name_or_id(session: DbSession, ctx: RequestContext, name_or_id: str) -> Stack:
     """A stack named by id (deleted ones too) or by live name; 404 otherwise."""
     stack = None
     if is_uuid(name_or_id):
-        stack = queries.find_stack_by_id(session, ctx.tenant_id, name_or_id)
+        stack = stack_rows.find_stack_by_id(session, ctx.tenant_id, name_or_id)
     if stack is None:
-        stack = queries.find_live_stack_by_name(session, ctx.tenant_id, name_or_id)
+        stack = stack_rows.find_live_stack_by_name(session, ctx.tenant_id, name_or_id)
     if stack is None:
         raise EntityNotFound(entity="Stack", name=name_or_id)
     return stack

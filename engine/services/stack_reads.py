@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import stack_list
 from engine.db.models import StackOutput
 from engine.db.session import Database
 from engine.errors import OutputNotFound
@@ -56,10 +56,10 @@ class StackReads:
     def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
         """One page of the tenant's stacks (every tenant's with ``all_tenants``) and how
         many match in all. Filters follow Heat's names; unknown ones are ignored."""
-        tags = queries.TagFilter(all=query.tags, any=query.tags_any, not_all=query.not_tags,
-                                 not_any=query.not_tags_any)
+        tags = stack_list.TagFilter(all=query.tags, any=query.tags_any, not_all=query.not_tags,
+                                    not_any=query.not_tags_any)
         with self._db.read() as session:
-            rows, total = queries.list_stacks(
+            rows, total = stack_list.list_stacks(
                 session, None if query.all_tenants else ctx.tenant_id,
                 filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
                 limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import resource_rows, stack_rows, stack_trees
 from engine.db.models import Resource
 from engine.db.session import Database
 from engine.errors import ActionInProgress, EntityNotFound, InvalidFilter, ResourceNotFound
@@ -44,8 +44,8 @@ class StackResources:
         wanted = listing.resource_filter(filters)
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            rows = queries.list_resources(session, stack.id)
-            children = queries.live_children(session, stack.id)
+            rows = resource_rows.list_resources(session, stack.id)
+            children = stack_trees.live_children(session, stack.id)
         row_ids = {row.name: row.id for row in rows}
         # Filtered before attributes are read: reading them runs the type's code.
         chosen = {r.name for r in _resource_records(rows, None)
@@ -69,8 +69,8 @@ class StackResources:
                      with_attr: Sequence[str] = ()) -> ResourceRecord:
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            rows = queries.list_resources(session, stack.id)
-            child = queries.live_child_stack(session, stack.id, resource)
+            rows = resource_rows.list_resources(session, stack.id)
+            child = stack_trees.live_child_stack(session, stack.id, resource)
             nested = (child.name, child.id) if child is not None else None
         if resource not in {row.name for row in rows}:
             raise ResourceNotFound(resource_name=resource, stack_name=name)
@@ -87,7 +87,7 @@ class StackResources:
         values masked (see ``resource_requests.static_metadata``)."""
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            stored = {row.name for row in queries.list_resources(session, stack.id)}
+            stored = {row.name for row in resource_rows.list_resources(session, stack.id)}
         template = stack.template if isinstance(stack.template, Mapping) else {}
         written = template.get("resources") or {}
         if resource not in written and resource not in stored:
@@ -111,13 +111,13 @@ class StackResources:
         unhealthy, reason = resource_requests.mark_unhealthy_request(body)
         for attempt in self._db.retrying():
             with attempt as session:
-                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                stack, running = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)
                 if stack.deleted_at is not None:
                     raise EntityNotFound(entity="Stack", name=name)
                 if stack.status == Status.IN_PROGRESS or running is not None:
                     raise ActionInProgress(stack_name=stack.name, action=stack.action)
-                row = resource_requests.find_resource(queries.list_resources(session, stack.id),
-                                                      stack.name, resource)
+                rows = resource_rows.list_resources(session, stack.id)
+                row = resource_requests.find_resource(rows, stack.name, resource)
                 resource_requests.mark_unhealthy(session, stack, row, unhealthy, reason,
                                                  self._clock())
 
@@ -130,7 +130,7 @@ class StackResources:
             stack = named_stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
-            rows = queries.list_resources_named(session, stack.id, [resource])
+            rows = resource_rows.list_resources_named(session, stack.id, [resource])
             row = resource_requests.signal_target(stack, rows, resource)
             resource_requests.deliver_signal(session, stack, row, details, self._registry,
                                              self._clock)

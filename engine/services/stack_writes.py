@@ -13,7 +13,7 @@ from typing import Any
 from engine import reasons
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import queries, transitions
+from engine.db import stack_rows, transitions
 from engine.db.models import OperationPayload, Stack, StackDefinition
 from engine.db.session import Database
 from engine.errors import BadRequest, EntityNotFound, RequestLimitExceeded
@@ -57,7 +57,7 @@ class StackWrites:
             # Counted in the inserting transaction; two creates racing at the very limit
             # may both pass (the quota lifecycle plugin holds the exact count if needed).
             limit = self._limits.max_stacks_per_tenant
-            if limit >= 0 and queries.count_live_stacks(session, ctx.tenant_id) >= limit:
+            if limit >= 0 and stack_rows.count_live_stacks(session, ctx.tenant_id) >= limit:
                 raise RequestLimitExceeded(reason=f"You have reached the maximum stacks per "
                                                   f"tenant, {limit}. Please delete some "
                                                   "stacks.")
@@ -71,7 +71,7 @@ class StackWrites:
         operation carrying the stored definition and the new one."""
         for attempt in self._db.retrying():
             with attempt as session:
-                stack, _ = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                stack, _ = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)
                 if stack.deleted_at is not None:
                     raise EntityNotFound(entity="Stack", name=name)
                 if (stack.action, stack.status) == (Action.SUSPEND, Status.COMPLETE):
@@ -98,7 +98,7 @@ class StackWrites:
         rollback), as Heat's delete does, and the delete follows it."""
         for attempt in self._db.retrying():
             with attempt as session:
-                stack, running = queries.lock_stack(session, ctx.tenant_id, name, stack_id)
+                stack, running = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)
                 if stack.status != Status.IN_PROGRESS or stack.deleted_at is not None:
                     running = None
                 if running is None or running.action in (Action.DELETE, Action.ABANDON):

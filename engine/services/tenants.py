@@ -13,7 +13,7 @@ import secrets
 
 from engine.clock import Clock
 from engine.context import ROLES, SIGNAL_ROLE
-from engine.db import admin, queries, signals
+from engine.db import admin, signals, tenant_rows
 from engine.db.models import Tenant, Token
 from engine.db.session import Database
 from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound, TenantNotEmpty
@@ -37,36 +37,37 @@ class TenantService:
         if not name or len(name) > 255:
             raise BadRequest(reason="A tenant name must be 1 to 255 characters long.")
         with self._db.transaction() as session:
-            return _tenant(queries.add_tenant(session, name, self._clock()))
+            return _tenant(tenant_rows.add_tenant(session, name, self._clock()))
 
     def find_tenant(self, name_or_id: str) -> TenantRecord | None:
         with self._db.read() as session:
-            tenant = queries.find_tenant(session, name_or_id)
+            tenant = tenant_rows.find_tenant(session, name_or_id)
             return _tenant(tenant) if tenant else None
 
     def list_tenants(self) -> list[TenantRecord]:
         with self._db.read() as session:
-            return [_tenant(t) for t in queries.list_tenants(session)]
+            return [_tenant(t) for t in tenant_rows.list_tenants(session)]
 
     def create_token(self, tenant: str, role: str) -> IssuedToken:
         if role not in ROLES:
             raise BadRequest(reason=f"Unknown role {role}; use one of {', '.join(ROLES)}.")
         secret = secrets.token_urlsafe(32)
         with self._db.transaction() as session:
-            owner = queries.get_tenant(session, tenant)
-            token = queries.add_token(session, owner.id, role, hash_token(secret), self._clock())
+            owner = tenant_rows.get_tenant(session, tenant)
+            token = tenant_rows.add_token(session, owner.id, role, hash_token(secret),
+                                          self._clock())
             return IssuedToken(_token(token), secret)
 
     def list_tokens(self, tenant: str) -> list[TokenRecord]:
         with self._db.read() as session:
-            owner = queries.get_tenant(session, tenant)
-            return [_token(t) for t in queries.list_tokens(session, owner.id)]
+            owner = tenant_rows.get_tenant(session, tenant)
+            return [_token(t) for t in tenant_rows.list_tokens(session, owner.id)]
 
     def delete_tenant(self, name_or_id: str) -> TenantRecord:
         """Remove a tenant with its tokens and the records of its deleted stacks; one that
         still has stacks is refused (deleting them is the tenant's business)."""
         with self._db.transaction() as session:
-            tenant = queries.get_tenant(session, name_or_id)
+            tenant = tenant_rows.get_tenant(session, name_or_id)
             live = admin.count_stacks(session, tenant.id, live_only=True)
             if live:
                 raise TenantNotEmpty(name=tenant.name, count=live)
@@ -84,21 +85,21 @@ class TenantService:
 
     def is_live(self, secret: str) -> bool:
         with self._db.read() as session:
-            return queries.find_live_token(session, hash_token(secret)) is not None
+            return tenant_rows.find_live_token(session, hash_token(secret)) is not None
 
     def authenticate(self, secret: str | None) -> Principal:
         if not secret:
             raise AuthenticationRequired(reason="no X-Auth-Token header was sent")
         now = self._clock()
         with self._db.read() as session:
-            token = queries.find_live_token(session, hash_token(secret))
+            token = tenant_rows.find_live_token(session, hash_token(secret))
             if token is None:
                 raise AuthenticationRequired(reason="the token is not valid")
             principal = Principal(token.id, token.tenant_id, token.role)
             stale = token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION
         if stale:
             with self._db.transaction() as session:
-                queries.touch_token(session, principal.token_id, now)
+                tenant_rows.touch_token(session, principal.token_id, now)
         return principal
 
     def authenticate_for_signal(self, secret: str | None, tenant_id: str, stack_name: str,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import event_rows, resource_rows, stack_rows
 from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database, DbSession
@@ -95,7 +95,7 @@ class LifecycleCalls:
             operation = session.get(Operation, operation_id)
             if operation is None or operation.lease_owner != self._owner:
                 return None, {}
-            stack = queries.load_stack(session, operation.stack_id)
+            stack = stack_rows.load_stack(session, operation.stack_id)
             payload = operation.payload or {}
             current = None
             if "target" in payload:
@@ -114,7 +114,7 @@ class LifecycleCalls:
 
     def _view(self, session: DbSession, stack: StackFacts, action: str,
               target: bool = False) -> StackView:
-        stored = {row.name: row for row in queries.list_resources(session, stack.id)}
+        stored = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         secrets = stack_secrets(stack)
         try:
             return stack_view(stack, action=action, ir=self._irs.of(stack),
@@ -140,14 +140,14 @@ class LifecycleCalls:
             progress[key] = [*progress.get(key, []), record.as_dict()]
             operation.lifecycle = progress  # a new object, so the JSON column is written
             operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
-            stack = queries.load_stack(session, operation.stack_id)
+            stack = stack_rows.load_stack(session, operation.stack_id)
             status = Status.IN_PROGRESS if record.phase == PRE else (
                 Status.FAILED if record.is_stack_failure else Status.COMPLETE)
-            queries.add_event(session, stack_id=stack.id, resource_name=stack.name,
-                              physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
-                              action=record.action, status=status,
-                              reason=f"{record.summary()} ({record.duration_ms} ms)",
-                              now=now, lifecycle=record.as_dict())
+            event_rows.add_event(session, stack_id=stack.id, resource_name=stack.name,
+                                 physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
+                                 action=record.action, status=status,
+                                 reason=f"{record.summary()} ({record.duration_ms} ms)",
+                                 now=now, lifecycle=record.as_dict())
 
     def _renew(self, operation_id: str) -> None:
         with self._db.transaction() as session:

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine import budget, reasons
 from engine.clock import Clock
-from engine.db import queries, transitions
+from engine.db import resource_rows, stack_rows, stack_trees, transitions
 from engine.db.models import OperationContext, Stack, StackDefinition
 from engine.db.session import Database, DbSession
 from engine.errors import RequestLimitExceeded
@@ -45,7 +45,7 @@ class WorkerNestedStacks:
 
     def template_file(self, name: str) -> Any:
         with self._db.read() as session:
-            files = dict(queries.load_stack(session, self._parent_id).files or {})
+            files = dict(stack_rows.load_stack(session, self._parent_id).files or {})
         if name not in files:
             raise KeyError(f'The template "{name}" is not in the stack\'s files')
         return files[name]
@@ -54,10 +54,10 @@ class WorkerNestedStacks:
                template_file: str = "template", timeout_mins: int | None = None) -> str:
         now = self._clock()
         with self._db.transaction() as session:
-            existing = queries.live_child_stack(session, self._parent_id, self._resource)
+            existing = stack_trees.live_child_stack(session, self._parent_id, self._resource)
             if existing is not None:
                 return existing.id
-            parent = queries.load_stack(session, self._parent_id)
+            parent = stack_rows.load_stack(session, self._parent_id)
             depth = (parent.nested_depth or 0) + 1
             if depth > self._max_depth:
                 raise RequestLimitExceeded(reason=f"Maximum nested stack depth "
@@ -84,18 +84,18 @@ class WorkerNestedStacks:
                template_file: str = "template", timeout_mins: int | None = None) -> None:
         now = self._clock()
         with self._db.transaction() as session:
-            parent = queries.load_stack(session, self._parent_id)
-            stack = queries.load_stack(session, stack_id)
+            parent = stack_rows.load_stack(session, self._parent_id)
+            stack = stack_rows.load_stack(session, stack_id)
             target = self._definition(session, parent, stack_id, stack.name, template,
                                       parameters, template_file)
             target.pop("description")
             resources = target.pop("resources")
-            running = queries.unfinished_operation(session, stack_id)
+            running = stack_rows.unfinished_operation(session, stack_id)
             if running is not None and running.action == Action.UPDATE and _same_definition(
                     (running.payload or {}).get("target") or {}, target):
                 return
             # The child's resources are counted as its new template's, not twice.
-            _check_total(session, parent.id, resources - queries.count_resources(
+            _check_total(session, parent.id, resources - resource_rows.count_resources(
                 session, stack_id))
             stack.facade = target.pop("facade")
             previous: StackDefinition = {
@@ -116,8 +116,8 @@ class WorkerNestedStacks:
         first, and the delete follows (as a stack delete does)."""
         now = self._clock()
         with self._db.transaction() as session:
-            running = queries.unfinished_operation(session, stack_id)
-            stack = queries.load_stack(session, stack_id)
+            running = stack_rows.unfinished_operation(session, stack_id)
+            stack = stack_rows.load_stack(session, stack_id)
             context = _context(stack)
             if stack.deleted_at is not None:
                 return
@@ -134,10 +134,10 @@ class WorkerNestedStacks:
     def act(self, stack_id: str, action: str) -> None:
         now = self._clock()
         with self._db.transaction() as session:
-            running = queries.unfinished_operation(session, stack_id)
+            running = stack_rows.unfinished_operation(session, stack_id)
             if running is not None and running.action == action:
                 return  # a step taken over asking again
-            stack = queries.load_stack(session, stack_id)
+            stack = stack_rows.load_stack(session, stack_id)
             transitions.begin(session, stack, transitions.new_operation(
                 _context(stack), stack_id, action, now,
                 (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS),
@@ -152,7 +152,7 @@ class WorkerNestedStacks:
                 return NestedState(Action.DELETE, Status.COMPLETE, stack.status_reason, {})
             # A finished operation's end is what the parent waits for; while one runs (or
             # is still queued behind the stack row's last state) the child is busy.
-            busy = queries.is_busy(session, stack_id)
+            busy = stack_rows.is_busy(session, stack_id)
             outputs = {o["output_key"]: o.get("output_value")
                        for o in (stack.outputs or []) if isinstance(o, Mapping)}
             status = Status.IN_PROGRESS if busy else stack.status
@@ -160,7 +160,7 @@ class WorkerNestedStacks:
 
     def resource_definitions(self, stack_id: str) -> Mapping[str, Any]:
         with self._db.read() as session:
-            template = queries.load_stack(session, stack_id).template or {}
+            template = stack_rows.load_stack(session, stack_id).template or {}
         resources = template.get("resources") or {}
         return {str(name): body for name, body in resources.items()}
 
@@ -196,8 +196,8 @@ class WorkerNestedStacks:
         policy = written.get("deletion_policy", written.get("DeletionPolicy", "Delete"))
         if not isinstance(policy, str):
             # A function of parameters: the policy the parent's step decided and stored.
-            policy = queries.get_stack_resource(session, parent.id,
-                                                self._resource).deletion_policy
+            policy = resource_rows.get_stack_resource(session, parent.id,
+                                                      self._resource).deletion_policy
         return {"metadata": written.get("metadata", written.get("Metadata")) or {},
                 "deletion_policy": str(policy).capitalize(),
                 "update_policy": written.get("update_policy",
@@ -214,7 +214,7 @@ def _check_total(session: DbSession, parent_id: str, adding: int) -> None:
     counts instead, as Heat's rows exist once its stack is created, so that siblings
     started in one round are not each measured against the tree without the others."""
     limit = budget.limits().max_resources_per_stack
-    tree = queries.tree_resources(session, parent_id, lock=True)
+    tree = stack_trees.tree_resources(session, parent_id, lock=True)
     pending = sum(max(written_resources(SourceDocument(template)) - rows, 0)
                   for template, rows in tree.unplanned)
     if tree.rows + pending + adding > limit:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from engine import budget, reasons
 from engine.clock import Clock
-from engine.db import queries, transitions
+from engine.db import resource_rows, stack_rows, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack, StackOutput
 from engine.db.models import Resource as ResourceRow
@@ -116,7 +116,7 @@ class OperationDriver:
                ) -> str | None:
         if operation.state == OperationState.NOTIFYING:
             return str(operation.lifecycle["outcome"])
-        stack = queries.load_stack(session, operation.stack_id)
+        stack = stack_rows.load_stack(session, operation.stack_id)
         if operation.state in (OperationState.PENDING, OperationState.RUNNING) \
                 and transitions.cancelled_by(operation) is not None:
             self._time_out(session, operation, stack, now)
@@ -143,7 +143,7 @@ class OperationDriver:
                 return
             LOG.error("operation %s (%s of stack %s, request %s) failed unexpectedly while "
                       "%s, try %d of %d", operation.id, operation.action, operation.stack_id,
-                      queries.request_id_of(session, operation.id), operation.state.lower(),
+                      stack_rows.request_id_of(session, operation.id), operation.state.lower(),
                       operation.failures, self._rule.attempts, exc_info=exc)
             if self._rule.spent(operation.failures):
                 self._abandon(session, operation, now)
@@ -170,13 +170,13 @@ class OperationDriver:
         are FAILED, as a time-out leaves them. Returns the outcome when post-ops are
         owed (they are told ``is_stack_failure``); when the post-ops are what kept
         failing, the operation is settled without them."""
-        request_id = queries.request_id_of(session, operation.id)
+        request_id = stack_rows.request_id_of(session, operation.id)
         if operation.state == OperationState.NOTIFYING:
             LOG.error("operation %s (request %s): post-ops abandoned after %d tries",
                       operation.id, request_id, self._rule.attempts)
             transitions.settle(operation)
             return None
-        stack = queries.load_stack(session, operation.stack_id)
+        stack = stack_rows.load_stack(session, operation.stack_id)
         _owe_post_ops(operation)
         reason = self._internal_error(operation, request_id)
         LOG.error("operation %s (request %s): given up after %d tries; stack %s %s",
@@ -192,7 +192,7 @@ class OperationDriver:
         that cannot be stored (an output, a lifecycle record) is not written again."""
         LOG.error("operation %s: giving up failed too; ending it without post-ops",
                   operation.id)
-        request_id = queries.request_id_of(session, operation.id)
+        request_id = stack_rows.request_id_of(session, operation.id)
         transitions.abandon(session, operation, self._internal_error(operation, request_id),
                             now)
         release_operation(session, operation)
@@ -210,7 +210,7 @@ class OperationDriver:
             transitions.stop(operation, CallRecord(**denial).summary())
             return
         action, payload = operation.action, operation.payload or {}
-        rows = {row.name: row for row in queries.list_resources(session, stack.id)}
+        rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         stored = {name: ExistingResource(name, frozenset(row.requires or ()),
                                          replaced=row.replaced is not None)
                   for name, row in rows.items()}
@@ -272,7 +272,7 @@ class OperationDriver:
         failed = operation.failure_reason is not None
         action = operation.action
         if action in (Action.UPDATE, Action.ROLLBACK):
-            queries.drop_deleted_resources(session, stack.id)  # what the update removed
+            resource_rows.drop_deleted_resources(session, stack.id)  # what the update removed
         if action in (Action.CREATE, Action.ADOPT, Action.UPDATE, Action.ROLLBACK):
             stack.outputs = self._outputs(session, operation.id, stack)
         if failed:
@@ -298,13 +298,13 @@ class OperationDriver:
             ir = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return
-        for row in queries.list_resources(session, stack.id):
+        for row in resource_rows.list_resources(session, stack.id):
             if row.name in ir.resources:
                 row.requires = sorted(ir.resources[row.name].requires)
 
     def _check_caveat(self, session: DbSession, stack: Stack) -> str:
         """Heat's suffix when some resource types have no real check."""
-        for row in queries.list_resources(session, stack.id):
+        for row in resource_rows.list_resources(session, stack.id):
             cls = self._registry.for_stored(row.type)
             if cls is None or not cls.check_supported:
                 return reasons.CHECK_NOT_FULLY_SUPPORTED
@@ -319,7 +319,7 @@ class OperationDriver:
             ir: ResolvedStack = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return []
-        rows = {row.name: row for row in queries.list_resources(session, stack.id)}
+        rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         scope = StoredScope(
             ir, {name: StoredResource.of(row) for name, row in rows.items()}, self._registry,
             lambda name: StepRuntime(self._db, self._clock, stack, rows[name].id, name,

@@ -19,12 +19,12 @@ from typing import Any
 
 from engine import budget, reasons
 from engine.clock import Clock
-from engine.db import leases, queries, steps
+from engine.db import leases, resource_rows, stack_rows, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
-from engine.db.queries import request_id_of
 from engine.db.session import Database, DbSession
+from engine.db.stack_rows import request_id_of
 from engine.db.transitions import set_resource_state
 from engine.errors import DatabaseUnavailable, InternalError
 from engine.ir.stored import StoredIrs
@@ -334,9 +334,9 @@ class StepRunner:
         names: dict[str, list[str]] = {}
         for step in claimed:
             names.setdefault(step.stack_id, []).append(step.resource_name)
-        stacks = {stack_id: queries.load_stack(session, stack_id) for stack_id in names}
+        stacks = {stack_id: stack_rows.load_stack(session, stack_id) for stack_id in names}
         rows = {(row.stack_id, row.name): row for stack_id, wanted in names.items()
-                for row in queries.list_resources_named(session, stack_id, wanted)}
+                for row in resource_rows.list_resources_named(session, stack_id, wanted)}
         prepared: list[HeldStep] = []
         self._quiet = []
         try:

@@ -22,7 +22,7 @@ import cachetools
 
 from engine import errors, reasons
 from engine.clock import Clock
-from engine.db import queries
+from engine.db import resource_rows
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession
@@ -159,8 +159,8 @@ class StepDecider:
         if ir is not None and node is not None:
             # Only what this resource references, so a step costs O(its references),
             # not O(size of the stack).
-            for other in queries.list_resources_named(session, stack.id,
-                                                      sorted(node.requires)):
+            for other in resource_rows.list_resources_named(session, stack.id,
+                                                            sorted(node.requires)):
                 rows[other.name] = other
             scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
                                 self._registry, self.runtimes(stack, rows))

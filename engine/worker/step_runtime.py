@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.clock import Clock
-from engine.db import queries, signals
+from engine.db import resource_rows, signals
 from engine.db.models import Stack
 from engine.db.session import Database
 from engine.ir.provider import MAX_NESTED_DEPTH
@@ -72,8 +72,8 @@ class StepRuntime:
             # transaction per resource.
             return
         with self._db.transaction() as session:  # the resource an update replaced
-            queries.record_replaced_physical_id(session, self._row_id, physical_id,
-                                                dict(data))
+            resource_rows.record_replaced_physical_id(session, self._row_id, physical_id,
+                                                      dict(data))
 
     def issue_signal_token(self) -> IssuedSignalToken:
         if self._replaced:

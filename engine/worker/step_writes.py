@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 
 from engine import reasons
-from engine.db import queries, steps
+from engine.db import resource_rows, stack_rows, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import PropertyDrift, Stack, Step
 from engine.db.models import Resource as ResourceRow
@@ -59,8 +59,8 @@ class StepWrites:
             closed = steps.complete_steps(session, operation_id,
                                           [h.step_id for h in group], self._owner, now)
             lost |= {h.step_id for h in group} - closed
-            stack = queries.load_stack(session, group[0].stack_id)
-            rows = {row.name: row for row in queries.list_resources_named(
+            stack = stack_rows.load_stack(session, group[0].stack_id)
+            rows = {row.name: row for row in resource_rows.list_resources_named(
                 session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
             for held in group:
                 if held.step_id in closed:
@@ -76,7 +76,7 @@ class StepWrites:
         if step is None or not steps.complete_step(session, step, self._owner, now):
             raise LeaseLost()
         row = self.row(session, held)
-        stack = queries.load_stack(session, held.stack_id)
+        stack = stack_rows.load_stack(session, held.stack_id)
         if held.kind == Action.CLEANUP:
             # The replaced resource is gone; the row is the replacement's, untouched.
             add_replaced_resource_event(session, stack, row, held.instance.physical_id,
@@ -105,7 +105,7 @@ class StepWrites:
         step = session.get(Step, held.step_id)
         if step is None:
             raise LeaseLost()
-        stack = queries.load_stack(session, held.stack_id)
+        stack = stack_rows.load_stack(session, held.stack_id)
         row = self.row(session, held)
         # What the handler made before it failed is kept, so a delete finds it.
         self._keep_handler_state(row, held)
@@ -163,7 +163,7 @@ class StepWrites:
 
     @staticmethod
     def row(session: DbSession, held: HeldStep) -> ResourceRow:
-        return queries.get_stack_resource(session, held.stack_id, held.resource_name)
+        return resource_rows.get_stack_resource(session, held.stack_id, held.resource_name)
 
 
 def failure_reason(exc: Exception, name: str, secrets: tuple[str, ...]) -> str:

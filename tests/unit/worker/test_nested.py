@@ -14,7 +14,7 @@ import pytest
 
 from engine import budget
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import stack_trees
 from engine.db.session import Database
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
@@ -89,7 +89,7 @@ def settle(loop: WorkerLoop, clock: Clock, stacks: StackApi, ctx: RequestContext
 
 def tree_total(db: Database, stack_id: str) -> int:
     with db.read() as session:
-        return queries.tree_resources(session, stack_id).rows
+        return stack_trees.tree_resources(session, stack_id).rows
 
 
 def test_a_group_of_groups_past_the_limit_fails_with_heats_message(

@@ -15,7 +15,7 @@ import pytest
 
 from engine import errors
 from engine.context import RequestContext
-from engine.db import queries
+from engine.db import resource_rows, stack_rows
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database
@@ -110,7 +110,7 @@ class Scene:
     def stored(self, **values: Any) -> None:
         """Change the stored resource row."""
         with self.db.transaction() as session:
-            row = queries.get_stack_resource(session, self.stack_id, "lamp")
+            row = resource_rows.get_stack_resource(session, self.stack_id, "lamp")
             for name, value in values.items():
                 setattr(row, name, value)
 
@@ -119,7 +119,7 @@ class Scene:
                started: bool = False, resource_action: str | None = None) -> Decided:
         now = self.clock()
         with self.db.transaction() as session:
-            stack = queries.load_stack(session, self.stack_id)
+            stack = stack_rows.load_stack(session, self.stack_id)
             if new_template is not None:
                 stack.template = new_template  # as planning an update writes its target
             # Finished already, so that each decision can have an operation of its own.
@@ -133,7 +133,7 @@ class Scene:
                         resource_name="lamp", action=action, state="RUNNING",
                         prerequisites_left=0, started=started,
                         resource_action=resource_action, failures=0)
-            row = queries.get_stack_resource(session, self.stack_id, "lamp")
+            row = resource_rows.get_stack_resource(session, self.stack_id, "lamp")
             decision = self.decider.decide(session, step, stack, row)
             snapshot = {name: getattr(row, name) for name in (
                 "type", "physical_id", "properties", "data", "replaced", "generation",

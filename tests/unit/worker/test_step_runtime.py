@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.context import RequestContext
-from engine.db import queries, signals
+from engine.db import resource_rows, signals, stack_rows
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.step_runtime import StepRuntime
@@ -28,8 +28,8 @@ def scene(db: Database, registry: ResourceTypeRegistry, clock: Clock,
 def runtime(scene: Scene, *, generation: int = 0, replaced: bool = False,
             placements: Any = None) -> StepRuntime:
     with scene.db.read() as session:
-        stack = queries.load_stack(session, scene.stack_id)
-        row_id = queries.get_stack_resource(session, scene.stack_id, "lamp").id
+        stack = stack_rows.load_stack(session, scene.stack_id)
+        row_id = resource_rows.get_stack_resource(session, scene.stack_id, "lamp").id
         return StepRuntime(scene.db, scene.clock, stack, row_id, "lamp", generation,
                            replaced, registry=scene.registry, api_url=API_URL,
                            placements=placements)
@@ -37,7 +37,7 @@ def runtime(scene: Scene, *, generation: int = 0, replaced: bool = False,
 
 def stored(scene: Scene) -> Any:
     with scene.db.read() as session:
-        row = queries.get_stack_resource(session, scene.stack_id, "lamp")
+        row = resource_rows.get_stack_resource(session, scene.stack_id, "lamp")
         return row.physical_id, row.replaced
 
 

@@ -1,0 +1,129 @@
+"""Stack rows and their operations: the lookups by tenant, name and id, the locks a write
+request takes, and the inserts of a new stack or operation, the database's refusals
+(``IntegrityError``) turned into ``StackExists`` and ``ActionInProgress``."""
+
+from __future__ import annotations
+
+import datetime
+
+from sqlalchemy import (
+    func,
+    select,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, defer
+
+from engine.db.event_rows import add_stack_event
+from engine.db.models import Operation, Stack
+from engine.db.wakeup import work_written
+from engine.errors import ActionInProgress, EntityNotFound, StackExists
+
+Now = datetime.datetime
+
+
+def is_busy(session: Session, stack_id: str) -> bool:
+    """Whether the stack has an unfinished operation (a read: nothing is locked)."""
+    return session.scalar(select(func.count()).select_from(Operation).where(
+        Operation.stack_id == stack_id, Operation.finished_at.is_(None))) != 0
+
+
+def count_live_stacks(session: Session, tenant_id: str) -> int:
+    """The tenant's top-level stacks that are not deleted (``max_stacks_per_tenant``;
+    nested stacks come with their parent and are not counted, as in Heat)."""
+    query = select(func.count()).select_from(Stack).where(
+        Stack.tenant_id == tenant_id, Stack.deleted_at.is_(None), Stack.owner_id.is_(None))
+    return session.scalar(query) or 0
+
+
+def add_stack_with_operation(session: Session, stack: Stack, operation: Operation,
+                             now: Now) -> None:
+    """Insert a new stack, its first operation and its first event, or raise StackExists."""
+    session.add(stack)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise StackExists(stack_name=stack.name) from exc
+    session.add(operation)
+    add_stack_event(session, stack, now)
+    session.flush()
+    work_written(session)
+
+
+def lock_stack(session: Session, tenant_id: str, name: str,
+               stack_id: str) -> tuple[Stack, Operation | None]:
+    """The tenant's stack and its unfinished operation, both locked for a write request.
+
+    Workers lock an operation row before its stack's row; a request locks them in the
+    same order (the operation found by the URL's stack id first), so the two never wait
+    on each other in a cycle (PostgreSQL would abort one as a deadlock)."""
+    operation = unfinished_operation(session, stack_id)
+    stack = get_stack(session, tenant_id, name, stack_id, for_update=True)
+    return stack, operation
+
+
+def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
+    query = (select(Operation).where(Operation.stack_id == stack_id,
+                                     Operation.finished_at.is_(None))
+             .with_for_update())
+    return session.scalars(query).first()
+
+
+def request_id_of(session: Session, operation_id: str) -> str:
+    """The id of the request that started the operation ("" if not recorded): its log
+    lines and an internal-error reason carry it, so an operator can follow one request
+    from the API's log to the engine's."""
+    context = session.scalar(select(Operation.context).where(Operation.id == operation_id))
+    return str(context.get("request_id", "") if context else "")
+
+
+def add_operation(session: Session, stack: Stack, operation: Operation) -> None:
+    """Insert an operation, or raise ActionInProgress if the stack already has one."""
+    try:
+        with session.begin_nested():
+            session.add(operation)
+            session.flush()
+    except IntegrityError as exc:
+        raise ActionInProgress(stack_name=stack.name, action=stack.action) from exc
+    work_written(session)
+
+
+def find_stack_by_id(session: Session, tenant_id: str, stack_id: str) -> Stack | None:
+    """By id, soft-deleted stacks included (as Heat's UUID lookups do)."""
+    return session.scalars(
+        select(Stack).where(Stack.id == stack_id, Stack.tenant_id == tenant_id)).first()
+
+
+def find_live_stack_by_name(session: Session, tenant_id: str, name: str) -> Stack | None:
+    return session.scalars(
+        select(Stack)
+        .where(Stack.tenant_id == tenant_id, Stack.name == name, Stack.deleted_at.is_(None))
+        .order_by(Stack.created_at)
+    ).first()
+
+
+def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
+              *, for_update: bool = False) -> Stack:
+    query = select(Stack).where(Stack.id == stack_id, Stack.tenant_id == tenant_id,
+                                Stack.name == name)
+    if for_update:
+        query = query.with_for_update()
+    stack = session.scalars(query).first()
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=name)
+    return stack
+
+
+# The large JSON columns; a worker step needs none of them, and parsing a big template
+# on every step made each step cost O(size of the stack).
+_HEAVY = (Stack.template, Stack.parameters, Stack.environment,
+          Stack.files, Stack.outputs)
+
+
+def load_stack(session: Session, stack_id: str) -> Stack:
+    """By id alone, for workers (which act for whichever tenant owns the stack).
+
+    The large JSON columns load only when first read, inside the session."""
+    stack = session.get(Stack, stack_id, options=[defer(c) for c in _HEAVY])
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=stack_id)
+    return stack

@@ -1,0 +1,68 @@
+"""Tenants and their API tokens (each stored as its hash, ``engine.services.tenants``)."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+
+from sqlalchemy import (
+    select,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from engine.db.models import Tenant, Token
+from engine.errors import Conflict, EntityNotFound
+
+Now = datetime.datetime
+
+
+def add_tenant(session: Session, name: str, now: Now) -> Tenant:
+    tenant = Tenant(id=str(uuid.uuid4()), name=name, created_at=now)
+    session.add(tenant)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise Conflict(reason=f"A tenant named {name} already exists.") from exc
+    return tenant
+
+
+def find_tenant(session: Session, name_or_id: str) -> Tenant | None:
+    return session.scalars(
+        select(Tenant).where((Tenant.id == name_or_id) | (Tenant.name == name_or_id))
+    ).first()
+
+
+def get_tenant(session: Session, name_or_id: str) -> Tenant:
+    tenant = find_tenant(session, name_or_id)
+    if tenant is None:
+        raise EntityNotFound(entity="Tenant", name=name_or_id)
+    return tenant
+
+
+def list_tenants(session: Session) -> list[Tenant]:
+    return list(session.scalars(select(Tenant).order_by(Tenant.name)))
+
+
+def add_token(session: Session, tenant_id: str, role: str, token_hash: str, now: Now) -> Token:
+    token = Token(id=str(uuid.uuid4()), tenant_id=tenant_id, role=role,
+                  token_hash=token_hash, created_at=now)
+    session.add(token)
+    session.flush()
+    return token
+
+
+def find_live_token(session: Session, token_hash: str) -> Token | None:
+    return session.scalars(
+        select(Token).where(Token.token_hash == token_hash, Token.revoked_at.is_(None))
+    ).first()
+
+
+def touch_token(session: Session, token_id: str, now: Now) -> None:
+    session.execute(update(Token).where(Token.id == token_id).values(last_used_at=now))
+
+
+def list_tokens(session: Session, tenant_id: str) -> list[Token]:
+    return list(session.scalars(
+        select(Token).where(Token.tenant_id == tenant_id).order_by(Token.created_at)))

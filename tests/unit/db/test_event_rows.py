@@ -1,0 +1,73 @@
+"""engine.db.event_rows on SQLite: an event's reason cut to 255 characters, plugin calls
+marked, and events filtered, ordered and paged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from engine.db import event_rows
+from engine.db.models import Event, Stack
+from engine.db.session import Database
+from engine.vocabulary import Action, Status
+from tests.unit.db.conftest import (
+    NOW,
+    add_stack,
+)
+
+
+def add_events(db: Database, stack: Stack, *rows: tuple[str, str, str]) -> list[str]:
+    """(resource name, action, status) each: the events' ids, in order."""
+    with db.transaction() as session:
+        return [event_rows.add_event(session, stack_id=stack.id, resource_name=name,
+                                  physical_resource_id="", resource_type=f"T::{name}",
+                                  action=action, status=status, reason="", now=NOW).id
+                for name, action, status in rows]
+
+
+def test_an_event_keeps_255_characters_of_its_reason_and_marks_plugin_calls(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id)
+        event_rows.add_event(session, stack_id=stack.id, resource_name="r",
+                          physical_resource_id="", resource_type="T", action=Action.CREATE,
+                          status=Status.FAILED, reason="x" * 300, now=NOW)
+        event_rows.add_event(session, stack_id=stack.id, resource_name=stack.name,
+                          physical_resource_id=stack.id, resource_type=event_rows.STACK_TYPE,
+                          action=Action.CREATE, status=Status.IN_PROGRESS, reason="",
+                          now=NOW, lifecycle={"plugin": "quota"})
+
+    with db.read() as session:
+        first, call = session.scalars(select(Event).order_by(Event.seq))
+        assert (first.reason, first.lifecycle) == ("x" * 255, None)
+        assert [e.id for e in event_rows.list_lifecycle_events(session, stack.id)] == [call.id]
+
+
+def test_events_are_filtered_ordered_and_paged(db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack, child = add_stack(session, tenant_id), add_stack(session, tenant_id)
+    ids = add_events(db, stack, ("b", Action.CREATE, Status.IN_PROGRESS),
+                     ("a", Action.CREATE, Status.IN_PROGRESS),
+                     ("b", Action.CREATE, Status.COMPLETE))
+    [nested] = add_events(db, child, ("n", Action.CREATE, Status.COMPLETE))
+
+    def events(stack_ids: list[str] | None = None, **options: Any) -> list[str]:
+        arguments: dict[str, Any] = {"resource_name": None, "filters": {}, "limit": None,
+                                     "marker": None, "ascending": True}
+        with db.read() as session:
+            return [event.id for event in event_rows.list_events(
+                session, stack_ids or [stack.id], **{**arguments, **options})]
+
+    assert events() == ids
+    assert events(ascending=False) == ids[::-1]
+    assert events([stack.id, child.id]) == [*ids, nested]
+    assert events(resource_name="b") == [ids[0], ids[2]]
+    assert events(filters={"resource_status": [Status.COMPLETE]}) == [ids[2]]
+    assert events(sort_keys=["resource_type"]) == [ids[1], ids[0], ids[2]]
+    assert events(limit=1, marker=ids[0]) == [ids[1]]
+    assert events(marker=nested) == ids, "a marker of another stack's event is ignored"
+    with db.read() as session:
+        found = event_rows.find_event(session, stack.id, ids[1])
+        assert found is not None and found.resource_name == "a"
+        assert event_rows.find_event(session, child.id, ids[1]) is None
