@@ -18,7 +18,6 @@ from oslo_config import cfg
 from engine import config
 from engine.bootstrap import Kiln
 from engine.db.session import Database
-from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
@@ -40,14 +39,11 @@ def kiln_config(limits: StackLimits) -> cfg.ConfigOpts:
 class StackApi:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, limits: StackLimits,
                  clock: Callable[[], datetime.datetime], *,
-                 lifecycle: LifecycleRegistry | None = None,
-                 irs: StoredIrs | None = None) -> None:
+                 lifecycle: LifecycleRegistry | None = None) -> None:
         # No lifecycle plugin unless the test installs some: Kiln would load every one.
         self.kiln = kiln = Kiln(kiln_config(limits), db, clock=clock, registry=registry,
                                 lifecycle=lifecycle or LifecycleRegistry(()))
-        if irs is not None:
-            kiln.irs = irs  # the test's own worker shares it, as Kiln.worker() would
-        self.irs = kiln.irs
+        self.irs = kiln.irs  # a test's worker shares it, as Kiln.worker() would
         self.writes = writes = kiln.stack_writes
         self.dry_runs = dry_runs = kiln.stack_dry_runs
         self.reads = reads = kiln.stack_reads

@@ -23,9 +23,9 @@ from engine.worker.step import StepRunner
 from tests.functional.conftest import fresh_database
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
+from tests.unit.worker.running import create, run, worker_for
 from tests.unit.worker.test_lifecycle_calls import Gate, Recording, loaded
-from tests.unit.worker.test_loop import create, run
-from tests.unit.worker.test_poison import PLAIN, REQUEST, operation_of, plan, step_of, worker
+from tests.unit.worker.test_poison import PLAIN, REQUEST, operation_of, plan, step_of
 
 pytestmark = pytest.mark.postgresql
 
@@ -81,7 +81,7 @@ def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
                 session.scalars(select(Operation).where(
                     Operation.stack_id == stack_id)).one().failures = 1  # failed once
             gate = Gate(release)
-            loop = worker(db, types, clock, LifecycleRegistry(
+            loop = worker_for(stacks, LifecycleRegistry(
                 [loaded(Recording("slow", [], pre=gate.pre))]), operation_threads=1,
                 heartbeat_interval_seconds=0.05)
             run(loop, ticks=1)

@@ -23,8 +23,8 @@ from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create, run_nested
 from tests.unit.services.test_stack_reads import other as other  # the fixture
+from tests.unit.worker.running import run, worker
 from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
-from tests.unit.worker.test_loop import run, worker
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31

@@ -19,7 +19,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_writes import StackWrites
 from tests.unit.conftest import Clock
-from tests.unit.worker.test_loop import run, worker
+from tests.unit.worker.running import run, worker
 
 TEMPLATE = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
 

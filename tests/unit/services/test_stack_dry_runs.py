@@ -33,8 +33,8 @@ from engine.template.parameters import MASK
 from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create
 from tests.unit.services.test_stack_reads import other as other  # the fixture
+from tests.unit.worker.running import run, worker
 from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
-from tests.unit.worker.test_loop import run, worker
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -271,21 +271,10 @@ resources:
     properties: {value: one, update_replace: true}
   dropped: {type: OS::Heat::None}
 """
-AFTER = """\
-heat_template_version: 2018-08-31
-parameters:
-  region: {type: string, default: north, immutable: true}
-  password: {type: string, hidden: true, default: hunter2}
-resources:
-  kept: {type: OS::Heat::None}
-  changed:
-    type: OS::Heat::TestResource
-    properties: {value: two}
-  swapped:
-    type: OS::Heat::TestResource
-    properties: {value: two, update_replace: true}
-  added: {type: OS::Heat::None}
-"""
+# The update changes "changed" in place and "swapped" by replacement, and has "added"
+# where "dropped" was.
+AFTER = (BEFORE.replace("value: one", "value: two")
+         .replace("dropped: {type: OS::Heat::None}", "added: {type: OS::Heat::None}"))
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.template.parameters import MASK
 from tests.unit.conftest import Clock
-from tests.unit.worker.test_loop import run, worker
+from tests.unit.worker.running import run, worker
 
 PLAIN = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
 

@@ -33,7 +33,7 @@ from engine.template.parameters import MASK
 from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create, run_nested
 from tests.unit.services.test_stack_reads import other as other  # the fixture
-from tests.unit.worker.test_loop import run, worker
+from tests.unit.worker.running import run, worker
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31

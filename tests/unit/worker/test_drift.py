@@ -20,7 +20,8 @@ from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
 from engine.services.stack_actions import StackActions
 from tests.stack_api import StackApi
-from tests.unit.worker.test_loop import Clock, run, worker
+from tests.unit.conftest import Clock
+from tests.unit.worker.running import run, worker
 
 
 class Lamps:

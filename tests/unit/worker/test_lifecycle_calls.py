@@ -21,18 +21,17 @@ from engine.db.session import Database
 from engine.distributions import Origin
 from engine.ir import stored
 from engine.ir.build import build_from_document
-from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
-from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
+from engine.lifecycle.registry import LoadedPlugin
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
-from engine.services.proposals import StackLimits
 from engine.services.tenants import TenantService
 from engine.vocabulary import OperationState
-from engine.worker.loop import WorkerLoop, WorkerSettings
+from engine.worker.loop import WorkerLoop
 from tests.stack_api import StackApi
-from tests.unit.worker.test_loop import Clock, create, run
+from tests.unit.conftest import Clock
+from tests.unit.worker.running import create, run, worker, worker_for
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -127,6 +126,14 @@ class Gate:
     def wait_reached(self) -> None:
         assert self.reached.wait(10), "no call reached the gate"
 
+    def tick_until_post_ops_reach(self, loop: WorkerLoop) -> None:
+        """Ticks ``loop`` until its post-ops, on its operation thread, reach the gate."""
+        deadline = time.monotonic() + 10
+        while not self.reached.is_set():
+            assert time.monotonic() < deadline, "the post-ops never started"
+            loop.run_once()
+            time.sleep(0.01)
+
 
 def hang(release: threading.Event) -> Callable[[str | None], Warn | None]:
     """A pre-op that answers only when the test ends (or releases it)."""
@@ -151,15 +158,10 @@ def log() -> list[Entry]:
     return []
 
 
-def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
-           plugins: Sequence[LoadedPlugin], **settings: Any) -> WorkerLoop:
-    options: dict[str, Any] = {"lease_seconds": 30, "heartbeat_interval_seconds": 5}
-    options.update(settings)
-    loop = WorkerLoop(db, types, WorkerSettings(**options), host="test",
-                      lifecycle=LifecycleRegistry(plugins), clock=clock,
-                      irs=StoredIrs(types.get, types.constraint))
-    loop.register()
-    return loop
+def dying_worker(stacks: StackApi, plugins: Sequence[LoadedPlugin]) -> WorkerLoop:
+    """A worker that will stand for a dead one once a plugin call holds its one operation
+    thread: no heartbeat renews its leases while the test runs."""
+    return worker_for(stacks, plugins, operation_threads=1, heartbeat_interval_seconds=1000)
 
 
 def timeline(stacks: StackApi, ctx: RequestContext, name: str, stack_id: str) -> list[str]:
@@ -202,7 +204,7 @@ def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
     a, b, c = recorders(log, "a", "b", "c")
     b.pre = lambda action: Warn("second is big")
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(a), loaded(b), loaded(c)]))
+    run(worker_for(stacks, [loaded(a), loaded(b), loaded(c)]))
 
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     assert log == [("a", "pre", "CREATE", None), ("b", "pre", "CREATE", None),
@@ -237,7 +239,7 @@ def test_plugins_see_the_stack_before_and_after_and_who_asked(
         ctx: RequestContext, log: list[Entry]) -> None:
     [plugin] = recorders(log, "watch")
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(plugin)]))
+    run(worker_for(stacks, [loaded(plugin)]))
 
     before, after = plugin.seen
     assert (before.stack.id, before.stack.name, before.stack.tenant_id) == (
@@ -260,7 +262,7 @@ def test_a_denial_fails_the_stack_before_any_resource_is_touched(
     a, b, c = recorders(log, "a", "policy", "c")
     b.pre = deny("second: OS::Heat::TestResource is not allowed")
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(a), loaded(b), loaded(c)]))
+    run(worker_for(stacks, [loaded(a), loaded(b), loaded(c)]))
 
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.action, stack.status, stack.status_reason) == (
@@ -292,7 +294,7 @@ def test_a_pre_op_that_raises_denies_too(
 
     buggy.pre = pre
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(buggy)]))
+    run(worker_for(stacks, [loaded(buggy)]))
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.status, stack.status_reason) == (
         "FAILED", "Lifecycle plugin buggy pre-op CREATE: error: KeyError: 'flavor'")
@@ -304,7 +306,7 @@ def test_a_failed_resource_gives_every_post_op_a_stack_failure(
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b = recorders(log, "a", "b")
     name, stack_id = create(stacks, ctx, FAILING)
-    run(worker(db, types, clock, [loaded(a), loaded(b)]))
+    run(worker_for(stacks, [loaded(a), loaded(b)]))
 
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
@@ -324,7 +326,7 @@ def test_delete_calls_pre_and_post_ops_with_delete(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     a, b = recorders(log, "a", "b")
-    loop = worker(db, types, clock, [loaded(a), loaded(b)])
+    loop = worker_for(stacks, [loaded(a), loaded(b)])
     name, stack_id = create(stacks, ctx, TEMPLATE)
     run(loop)
     log.clear()
@@ -351,7 +353,7 @@ def test_a_denied_delete_keeps_the_resources(
         ctx: RequestContext, log: list[Entry]) -> None:
     [guard] = recorders(log, "guard")
     guard.pre = lambda action: deny("stack is protected")(action) if action == "DELETE" else None
-    loop = worker(db, types, clock, [loaded(guard)])
+    loop = worker_for(stacks, [loaded(guard)])
     name, stack_id = create(stacks, ctx, TEMPLATE)
     run(loop)
     stacks.delete(ctx, name, stack_id)
@@ -374,7 +376,7 @@ def test_a_view_that_fails_unexpectedly_shows_the_stored_rows_and_the_delete_goe
     a stack no one could delete."""
     [a] = recorders(log, "a")
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(a)]))
+    run(worker_for(stacks, [loaded(a)]))
     base = types.get("OS::Heat::None")
 
     class Broken(base):  # type: ignore[valid-type,misc]
@@ -385,7 +387,7 @@ def test_a_view_that_fails_unexpectedly_shows_the_stored_rows_and_the_delete_goe
     broken = ResourceTypeRegistry({**{n: types.get(n) for n in types.names()},
                                    "OS::Heat::None": Broken})
     stacks.delete(ctx, name, stack_id)
-    run(worker(db, broken, clock, [loaded(a)]))
+    run(worker(db, broken, clock, [loaded(a)]))  # its own IRs, of its own types
 
     assert status(stacks, ctx, name, stack_id) == "DELETE_COMPLETE"
     seen = a.seen[-2].stack
@@ -407,7 +409,7 @@ def test_a_post_op_that_raises_does_not_stop_the_others(
 
     b.post = post
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(a), loaded(b), loaded(c)]))
+    run(worker_for(stacks, [loaded(a), loaded(b), loaded(c)]))
 
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     assert [entry[:2] for entry in log[3:]] == [("c", "post"), ("b", "post"), ("a", "post")]
@@ -427,7 +429,7 @@ def test_a_pre_op_past_its_timeout_fails_the_operation(
     slow.pre = hang(release)
     name, stack_id = create(stacks, ctx, TEMPLATE)
     started = time.monotonic()
-    run(worker(db, types, clock, [loaded(a), loaded(slow, timeout=0.2), loaded(c)]))
+    run(worker_for(stacks, [loaded(a), loaded(slow, timeout=0.2), loaded(c)]))
 
     assert time.monotonic() - started < 10  # did not wait for the plugin
     stack = stacks.get(ctx, name, stack_id)
@@ -444,7 +446,7 @@ def test_with_on_timeout_warn_a_slow_pre_op_lets_the_operation_go_on(
     a, slow, c = recorders(log, "a", "slow", "c")
     slow.pre = hang(release)
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, [loaded(a), loaded(slow, timeout=0.2, on_timeout="warn"),
+    run(worker_for(stacks, [loaded(a), loaded(slow, timeout=0.2, on_timeout="warn"),
                                   loaded(c)]))
 
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
@@ -466,15 +468,14 @@ def test_a_worker_dying_during_pre_ops_leaves_the_rest_to_the_next_one(
 
     # The first worker records a and b, then hangs in c: it stands for a dead worker (no
     # heartbeat will renew its lease while the test runs).
-    dying = worker(db, types, clock, plugins, operation_threads=1,
-                   heartbeat_interval_seconds=1000)
+    dying = dying_worker(stacks, plugins)
     dying.run_once()
     gate.wait_reached()
     assert calls(stacks, ctx, name, stack_id) == [("a", "pre", "CREATE", "allow"),
                                                   ("b", "pre", "CREATE", "allow")]
 
     clock.advance(31)  # its lease expires
-    successor = worker(db, types, clock, plugins)
+    successor = worker_for(stacks, plugins)
     run(successor)
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
 
@@ -505,19 +506,14 @@ def test_a_worker_dying_during_post_ops_leaves_the_rest_to_the_next_one(
     plugins = [loaded(a), loaded(b, timeout=30), loaded(c)]
     name, stack_id = create(stacks, ctx, FAILING)
 
-    dying = worker(db, types, clock, plugins, operation_threads=1,
-                   heartbeat_interval_seconds=1000)
-    deadline = time.monotonic() + 10
-    while not gate.reached.is_set():
-        assert time.monotonic() < deadline, "the post-ops never started"
-        dying.run_once()
-        time.sleep(0.01)
+    dying = dying_worker(stacks, plugins)
+    gate.tick_until_post_ops_reach(dying)
     assert status(stacks, ctx, name, stack_id) == "CREATE_FAILED"
     [operation] = operations(db, stack_id)
     assert operation.state == OperationState.NOTIFYING
 
     clock.advance(31)
-    successor = worker(db, types, clock, plugins)
+    successor = worker_for(stacks, plugins)
     run(successor)
     release.set()
     dying.hand_back()
@@ -539,13 +535,12 @@ def test_a_plugin_gone_from_the_next_worker_is_recorded_as_an_error(
     gate = Gate(release)
     b.pre = gate.pre
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    dying = worker(db, types, clock, [loaded(a), loaded(b, timeout=30)], operation_threads=1,
-                   heartbeat_interval_seconds=1000)
+    dying = dying_worker(stacks, [loaded(a), loaded(b, timeout=30)])
     dying.run_once()
     gate.wait_reached()
 
     clock.advance(31)
-    run(worker(db, types, clock, [loaded(b)]))  # "a" is no longer enabled here
+    run(worker_for(stacks, [loaded(b)]))  # "a" is no longer enabled here
     release.set()
     dying.hand_back()
 
@@ -567,17 +562,13 @@ def test_a_new_operation_waits_while_the_previous_one_is_notifying(
     plugins = [loaded(plugin, timeout=30)]
     name, stack_id = create(stacks, ctx, TEMPLATE)
 
-    notifier = worker(db, types, clock, plugins, operation_threads=1)
-    deadline = time.monotonic() + 10
-    while not gate.reached.is_set():
-        assert time.monotonic() < deadline, "the post-ops never started"
-        notifier.run_once()
-        time.sleep(0.01)
+    notifier = worker_for(stacks, plugins, operation_threads=1)
+    gate.tick_until_post_ops_reach(notifier)
 
     # The stack is finished for tenants, so a delete is accepted...
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     stacks.delete(ctx, name, stack_id)
-    other = worker(db, types, clock, plugins)
+    other = worker_for(stacks, plugins)
     run(other, ticks=3)
     # ...but not started while the create still owes its post-op.
     created, deleting = operations(db, stack_id)
@@ -600,7 +591,7 @@ def test_without_plugins_an_operation_never_waits_to_notify(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    run(worker(db, types, clock, []))
+    run(worker_for(stacks))
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     [operation] = operations(db, stack_id)
     assert operation.state == OperationState.COMPLETE
@@ -618,7 +609,7 @@ def test_a_stack_timeout_gives_every_post_op_a_stack_failure(
     template = ("heat_template_version: 2018-08-31\nresources:\n  slow:\n"
                 "    type: OS::Heat::TestResource\n    properties: {wait_secs: 600}\n")
     record = stacks.create(ctx, {"stack_name": "s", "template": template, "timeout_mins": 1})
-    loop = worker(db, types, clock, [loaded(a), loaded(b)])
+    loop = worker_for(stacks, [loaded(a), loaded(b)])
     run(loop)
     assert [entry[:2] for entry in log] == [("a", "pre"), ("b", "pre")]
     clock.advance(61)
@@ -640,19 +631,14 @@ def abandon_post_ops(db: Database, types: ResourceTypeRegistry, clock: Clock,
     b.post = gate
     plugins = [loaded(a), loaded(b, timeout=30)]
     name, stack_id = create(stacks, ctx, TEMPLATE)
-    dying = worker(db, types, clock, plugins, operation_threads=1,
-                   heartbeat_interval_seconds=1000)
-    deadline = time.monotonic() + 10
-    while not gate.reached.is_set():
-        assert time.monotonic() < deadline, "the post-ops never started"
-        dying.run_once()
-        time.sleep(0.01)
+    dying = dying_worker(stacks, plugins)
+    gate.tick_until_post_ops_reach(dying)
     with db.transaction() as session:
         operation = session.scalars(select(Operation).where(
             Operation.stack_id == stack_id)).one()
         operation.failures = 3
     clock.advance(31)
-    run(worker(db, types, clock, plugins), ticks=2)
+    run(worker_for(stacks, plugins), ticks=2)
     release.set()
     dying.hand_back()
     return name, stack_id, dying
@@ -667,7 +653,7 @@ def test_post_ops_that_keep_failing_are_abandoned_and_free_the_stack(
     assert [entry[:2] for entry in log if entry[1] == "post"] == [("b", "post")]  # not a
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     stacks.delete(ctx, name, stack_id)
-    run(worker(db, types, clock, []))
+    run(worker_for(stacks))
     assert status(stacks, ctx, name, stack_id) == "DELETE_COMPLETE"
 
 
@@ -683,8 +669,8 @@ def test_abandoned_post_ops_release_the_operation_lease(
 
 
 def test_the_pre_ops_the_plan_and_the_steps_share_one_ir_per_definition(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, ctx: RequestContext,
-        log: list[Entry], monkeypatch: pytest.MonkeyPatch) -> None:
+        stacks: StackApi, ctx: RequestContext, log: list[Entry],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """As in kiln-all: the services and the worker share one StoredIrs. The create's view
     for its pre-ops builds the IR its plan, steps and outputs use; the update's views
     build the new definition's IR, which its plan then uses (the stored one was kept)."""
@@ -695,12 +681,7 @@ def test_the_pre_ops_the_plan_and_the_steps_share_one_ir_per_definition(
         return build_from_document(*args, **kwargs)
 
     monkeypatch.setattr(stored, "build_from_document", counting)
-    irs = StoredIrs(types.get, types.constraint)
-    stacks = StackApi(db, types, StackLimits(), clock, irs=irs)
-    loop = WorkerLoop(db, types, WorkerSettings(lease_seconds=30, heartbeat_interval_seconds=5),
-                      host="test", lifecycle=LifecycleRegistry([loaded(Recording("a", log))]),
-                      clock=clock, irs=irs)
-    loop.register()
+    loop = worker_for(stacks, [loaded(Recording("a", log))])
     name, stack_id = create(stacks, ctx, TEMPLATE)
     run(loop)
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"

@@ -7,14 +7,13 @@ from typing import Any, ClassVar
 
 from engine.context import RequestContext
 from engine.db.session import Database
-from engine.ir.stored import StoredIrs
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.services.proposals import StackLimits
-from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
+from tests.unit.worker.running import create, run, worker_for
 
 WAITING = """\
 heat_template_version: 2018-08-31
@@ -32,31 +31,11 @@ WIDE = "heat_template_version: 2018-08-31\nresources:\n" + "".join(
     for i in range(10))
 
 
-def worker(db: Database, registry: ResourceTypeRegistry, clock: Clock, **settings: Any
-           ) -> WorkerLoop:
-    options: dict[str, Any] = {"lease_seconds": 30, "heartbeat_interval_seconds": 5}
-    options.update(settings)
-    loop = WorkerLoop(db, registry, WorkerSettings(**options), host="test", clock=clock,
-                      irs=StoredIrs(registry.get, registry.constraint))
-    loop.register()
-    return loop
-
-
-def run(loop: WorkerLoop, ticks: int = 10) -> None:
-    for _ in range(ticks):
-        loop.run_once()
-
-
-def create(stacks: StackApi, ctx: RequestContext, template: str) -> tuple[str, str]:
-    record = stacks.create(ctx, {"stack_name": "s", "template": template})
-    return record.name, record.id
-
-
 def test_a_dead_workers_step_is_resumed_from_its_token(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
-    first = worker(db, registry, clock)
+    first = worker_for(stacks)
     run(first)
     slow = stacks.get_resource(ctx, name, stack_id, "slow")
     assert (slow.action, slow.status) == ("CREATE", "IN_PROGRESS")
@@ -65,7 +44,7 @@ def test_a_dead_workers_step_is_resumed_from_its_token(
 
     # The first worker dies: it stops renewing. Its lease expires after 30 s.
     clock.advance(31)
-    second = worker(db, registry, clock)
+    second = worker_for(stacks)
     run(second)
     assert second.held_count == 1  # it took the step over, still waiting on the deadline
     clock.advance(30)
@@ -85,10 +64,10 @@ def test_a_worker_that_lost_its_lease_cannot_overwrite(
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
     # No heartbeat before its next poll: it will try to write with a lease it lost.
-    stalled = worker(db, registry, clock, heartbeat_interval_seconds=10_000)
+    stalled = worker_for(stacks, heartbeat_interval_seconds=10_000)
     run(stalled)
     clock.advance(31)
-    successor = worker(db, registry, clock)
+    successor = worker_for(stacks)
     run(successor)
     clock.advance(30)
     run(successor)
@@ -105,7 +84,7 @@ def test_parallel_steps_are_bounded_and_hold_no_threads(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WIDE)
-    loop = worker(db, registry, clock, max_parallel_steps=4)
+    loop = worker_for(stacks, max_parallel_steps=4)
     run(loop)
     assert loop.held_count == 4
     in_progress = [r for r in stacks.list_resources(ctx, name, stack_id, {})
@@ -121,12 +100,12 @@ def test_graceful_stop_hands_steps_back_at_once(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
-    leaving = worker(db, registry, clock)
+    leaving = worker_for(stacks)
     run(leaving)
     leaving.hand_back()
     assert leaving.held_count == 0
     # No lease to wait out: another worker takes the step over immediately.
-    taker = worker(db, registry, clock)
+    taker = worker_for(stacks)
     run(taker)
     assert taker.held_count == 1
     clock.advance(61)
@@ -149,7 +128,7 @@ def test_a_plugin_that_raises_fails_its_resource_not_the_worker(
     template = ("heat_template_version: 2018-08-31\nresources:\n"
                 "  bad: {type: 'Test::Exploding'}\n  fine: {type: OS::Heat::None}\n")
     name, stack_id = create(stacks, ctx, template)
-    loop = worker(db, with_exploding, clock)
+    loop = worker_for(stacks)
     run(loop)
     stack = stacks.get(ctx, name, stack_id)
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
@@ -169,12 +148,13 @@ def test_deleting_a_stack_whose_type_was_uninstalled_fails_only_that_type(
     before = ResourceTypeRegistry({**types, "Test::Gone": types["OS::Heat::None"]})
     template = ("heat_template_version: 2018-08-31\nresources:\n"
                 "  gone: {type: 'Test::Gone'}\n  kept: {type: OS::Heat::None}\n")
-    name, stack_id = create(StackApi(db, before, StackLimits(), clock), ctx, template)
-    run(worker(db, before, clock))
+    installed = StackApi(db, before, StackLimits(), clock)
+    name, stack_id = create(installed, ctx, template)
+    run(worker_for(installed))
 
     after = StackApi(db, registry, StackLimits(), clock)
     after.delete(ctx, name, stack_id)
-    loop = worker(db, registry, clock)
+    loop = worker_for(after)
     run(loop)
     stack = after.get(ctx, name, stack_id)
     assert (stack.action, stack.status) == ("DELETE", "FAILED")
@@ -208,7 +188,7 @@ def test_a_step_is_looked_at_when_its_type_says_it_will_be_done(
     stacks = StackApi(db, timed, StackLimits(), clock)
     name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\nresources:\n"
                                          "  t: {type: 'Test::Timed'}\n")
-    loop = worker(db, timed, clock, max_step_poll_seconds=0.5)
+    loop = worker_for(stacks, max_step_poll_seconds=0.5)
     Timed.checks.clear()
     run(loop, 3)
     started = Timed.checks[0]
@@ -228,7 +208,7 @@ def test_type_concurrency_bounds_the_steps_of_one_type(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WIDE + "  other: {type: OS::Heat::None}\n")
-    loop = worker(db, registry, clock, type_concurrency={"OS::Heat::TestResource": 3})
+    loop = worker_for(stacks, type_concurrency={"OS::Heat::TestResource": 3})
     held_at_most = 0
     for _ in range(40):
         run(loop, 1)

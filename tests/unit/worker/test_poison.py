@@ -39,8 +39,9 @@ from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
+from tests.unit.worker.running import create, run, worker, worker_for
 from tests.unit.worker.test_lifecycle_calls import Entry, Gate, Recording, loaded
-from tests.unit.worker.test_loop import WAITING, create, run
+from tests.unit.worker.test_loop import WAITING
 
 REQUEST = "req-7f3c"
 PLAIN = "heat_template_version: 2018-08-31\nresources:\n  fine: {type: OS::Heat::None}\n"
@@ -228,15 +229,6 @@ def stacks(db: Database, types: ResourceTypeRegistry, clock: Clock) -> StackApi:
     return StackApi(db, types, StackLimits(), clock)
 
 
-def worker(db: Database, types: ResourceTypeRegistry, clock: Clock,
-           lifecycle: LifecycleRegistry | None = None, **settings: Any) -> WorkerLoop:
-    loop = WorkerLoop(db, types, WorkerSettings(**settings), host="test",
-                      lifecycle=lifecycle, clock=clock,
-                      irs=StoredIrs(types.get, types.constraint))
-    loop.register()
-    return loop
-
-
 def operation_of(db: Database, stack_id: str) -> Operation:
     with db.read() as session:
         return session.scalars(select(Operation).where(Operation.stack_id == stack_id)
@@ -339,7 +331,7 @@ def test_outputs_that_cannot_be_stored_fail_the_stack_and_post_ops_hear_of_it(
     name, stack_id = create(stacks, ctx, (
         "heat_template_version: 2018-08-31\nresources:\n  u: {type: 'Test::Unstorable'}\n"
         "outputs:\n  out: {value: {get_attr: [u, value]}}\n"))
-    loop = worker(db, types, clock, plugins)
+    loop = worker_for(stacks, plugins)
     for _ in range(10):
         run(loop, ticks=2)
         clock.advance(1)
@@ -367,7 +359,7 @@ def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
     log: list[Entry] = []
     plugins = BrokenPostOps([loaded(Recording("audit", log))])
     name, stack_id = create(stacks, ctx, PLAIN)
-    loop = worker(db, types, clock, plugins)
+    loop = worker_for(stacks, plugins)
     for _ in range(10):
         run(loop, ticks=1)
         clock.advance(1)
@@ -420,7 +412,7 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     assert any("giving up failed too" in r.getMessage() and claimed in r.getMessage()
                for r in caplog.records)
     stacks.delete(ctx, name, stack_id)
-    run(worker(db, types, clock))
+    run(worker_for(stacks))
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
 
 
@@ -432,7 +424,7 @@ def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
         "outputs:\n  out: {value: {get_attr: [k, value]}}\n"))
     Killing.reads = 0
     deaths = 0
-    while until_dead(worker(db, types, clock)):
+    while until_dead(worker_for(stacks)):
         deaths += 1
         assert deaths <= 3, "the operation was tried again after its third death"
         clock.advance(31)  # the dead worker's lease lapses; a restarted one claims it
@@ -450,7 +442,7 @@ def test_a_phase_cut_short_by_a_graceful_stop_is_not_counted(
     gate = Gate(release)
     plugins = LifecycleRegistry([loaded(Recording("slow", [], pre=gate.pre))])
     _, stack_id = create(stacks, ctx, PLAIN)
-    leaving = worker(db, types, clock, plugins, operation_threads=1,
+    leaving = worker_for(stacks, plugins, operation_threads=1,
                      heartbeat_interval_seconds=0.05)
     run(leaving, ticks=1)
     gate.wait_reached()
@@ -474,7 +466,7 @@ def test_a_step_that_keeps_failing_is_retried_alone_then_fails_its_resource(
         f"  bad: {{type: 'Test::{kind}'}}\n"
         "  after: {type: OS::Heat::None, depends_on: bad}\n"
         + "".join(f"  fine{i}: {{type: OS::Heat::None}}\n" for i in range(3))))
-    loop = worker(db, types, clock)
+    loop = worker_for(stacks)
     run(loop, ticks=3)
     # The batch it was claimed with went through in the same round.
     statuses = {r.name: f"{r.action}_{r.status}"
@@ -514,7 +506,7 @@ def test_a_step_that_kills_its_workers_is_failed_and_its_batch_completes(
                                       for n, kind in kinds.items()))
     KillingCreate.creates = 0
     deaths = 0
-    while until_dead(worker(db, types, clock)):
+    while until_dead(worker_for(stacks)):
         deaths += 1
         assert deaths <= 3, "the step was tried again after its third death"
         clock.advance(31)
@@ -541,7 +533,7 @@ def test_a_step_that_fails_on_its_second_look_ends_after_the_configured_tries(
         "heat_template_version: 2018-08-31\nresources:\n"
         "  bad: {type: 'Test::FailingSecondLook'}\n"))
     died = 0
-    while until_dead(worker(db, types, clock), ticks=20, clock=clock):
+    while until_dead(worker_for(stacks), ticks=20, clock=clock):
         died += 1
         assert died <= deaths, "tried again after its last try"
         clock.advance(31)
@@ -561,10 +553,10 @@ def test_a_waiting_step_handed_back_by_a_graceful_stop_is_not_counted(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     _, stack_id = create(stacks, ctx, WAITING)
-    run(worker(db, types, clock), ticks=3)
+    run(worker_for(stacks), ticks=3)
     assert step_of(db, stack_id, "slow").failures == 0  # started: progress
     clock.advance(31)  # its worker died
-    second = worker(db, types, clock)
+    second = worker_for(stacks)
     run(second, ticks=3)
     step = step_of(db, stack_id, "slow")
     assert (step.failures, step.lease_owner) == (1, second.id)  # a look is not progress
@@ -612,11 +604,11 @@ def test_a_round_cut_short_by_a_crash_comes_back_in_one_round(
                             + "".join(f"  {n}: {{type: OS::Heat::None}}\n" for n in names)
                             + "  k: {type: 'Test::KillingFirstCreate'}\n")
     KillingFirstCreate.creates = 0
-    assert until_dead(worker(db, types, clock))
+    assert until_dead(worker_for(stacks))
     assert {step_of(db, stack_id, n).failures for n in [*names, "k"]} == {1}
     clock.advance(31)
 
-    run(worker(db, types, clock), ticks=1)  # one claim, one round
+    run(worker_for(stacks), ticks=1)  # one claim, one round
     assert set(statuses(stacks, ctx, name, stack_id).values()) == {"CREATE_COMPLETE"}
 
 
@@ -630,7 +622,7 @@ def test_a_round_that_takes_longer_than_an_evaluation_hands_the_rest_back_uncoun
         "heat_template_version: 2018-08-31\nresources:\n  slow: {type: 'Test::SlowToRead'}\n"
         + "".join(f"  {v}:\n    type: OS::Heat::Value\n"
                   "    properties: {value: {get_attr: [slow, value]}}\n" for v in values)))
-    loop = worker(db, types, clock)
+    loop = worker_for(stacks)
     run(loop, ticks=1)  # plans, and creates slow
     assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_COMPLETE"
 
@@ -656,7 +648,7 @@ def test_database_outages_do_not_count_against_a_step(
     CutByOutage.outage, CutByOutage.outages = Outage(db, monkeypatch), 4
     name, stack_id = create(stacks, ctx, (
         "heat_template_version: 2018-08-31\nresources:\n  r: {type: 'Test::CutByOutage'}\n"))
-    loop = worker(db, types, clock)
+    loop = worker_for(stacks)
     outages = 0
     for _ in range(12):
         if tick_through_outage(loop):
@@ -682,7 +674,7 @@ def test_database_outages_do_not_count_against_an_operation(
 
     plugins = LifecycleRegistry([loaded(Recording("audit", calls, pre=pre))])
     name, stack_id = create(stacks, ctx, PLAIN)
-    loop = worker(db, types, clock, plugins)
+    loop = worker_for(stacks, plugins)
     outages = 0
     for _ in range(8):
         if tick_through_outage(loop):
@@ -707,7 +699,7 @@ def test_giving_up_fails_the_resources_its_steps_were_acting_on(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
-    run(worker(db, types, clock), ticks=3)
+    run(worker_for(stacks), ticks=3)
     assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_IN_PROGRESS"
     clock.advance(3601)  # past the operation's deadline: it is to be timed out
     owner = "worker-2"

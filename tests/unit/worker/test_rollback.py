@@ -5,7 +5,6 @@ clock, so a deadline passes when the test says so and nothing sleeps."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -16,6 +15,8 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
 from engine.vocabulary import OperationState
 from tests.stack_api import StackApi
+from tests.unit.conftest import Clock
+from tests.unit.worker.running import run, worker_for
 from tests.unit.worker.test_lifecycle_calls import (
     Entry,
     Gate,
@@ -24,9 +25,7 @@ from tests.unit.worker.test_lifecycle_calls import (
     recorders,
     status,
     wait_until,
-    worker,
 )
-from tests.unit.worker.test_loop import Clock, run
 
 # The create of "slow" outlives any deadline; its delete is immediate, so a rollback
 # (or a test's teardown) can remove it.
@@ -128,7 +127,7 @@ def start_timing_out_create(stacks: StackApi, ctx: RequestContext, loop: Any,
 def test_a_timed_out_create_with_rollback_enabled_is_rolled_back(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
-    loop = worker(db, types, clock, [])
+    loop = worker_for(stacks)
     name, stack_id = start_timing_out_create(stacks, ctx, loop, clock,
                                              disable_rollback=False)
 
@@ -152,7 +151,7 @@ def test_a_timed_out_create_with_rollback_enabled_is_rolled_back(
 def test_a_timed_out_create_with_rollback_disabled_stays_failed(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
-    loop = worker(db, types, clock, [])
+    loop = worker_for(stacks)
     name, stack_id = start_timing_out_create(stacks, ctx, loop, clock,
                                              disable_rollback=True)
     clock.advance(120)  # nothing more happens, however long the worker goes on
@@ -180,7 +179,7 @@ def test_a_timed_out_update_with_rollback_returns_to_the_previous_resources(
     record = stacks.create(ctx, {"stack_name": "s", "template": BEFORE % {"replace": flag},
                                  "disable_rollback": False})
     name, stack_id = record.name, record.id
-    loop = worker(db, types, clock, [])
+    loop = worker_for(stacks)
     run(loop)
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
     before = physical(stacks, ctx, name, stack_id)
@@ -231,16 +230,12 @@ def test_a_rollback_is_not_claimed_while_the_failed_create_is_notifying(
                                  "disable_rollback": False})
     name, stack_id = record.name, record.id
 
-    notifier = worker(db, types, clock, plugins, operation_threads=1)
-    deadline = time.monotonic() + 10
-    while not gate.reached.is_set():
-        assert time.monotonic() < deadline, "the post-ops never started"
-        notifier.run_once()
-        time.sleep(0.01)
+    notifier = worker_for(stacks, plugins, operation_threads=1)
+    gate.tick_until_post_ops_reach(notifier)
 
     # The rollback is queued and the stack says so...
     assert status(stacks, ctx, name, stack_id) == "ROLLBACK_IN_PROGRESS"
-    other = worker(db, types, clock, plugins)
+    other = worker_for(stacks, plugins)
     run(other, ticks=5)
     # ...but it is not started while the create still owes its post-op: the plugin has
     # not heard that the create failed, and no resource has been touched.

@@ -21,7 +21,7 @@ from engine.services.tenants import TenantService
 from engine.worker.loop import WorkerLoop
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.worker.test_loop import create, worker
+from tests.unit.worker.running import create, worker_for
 
 WAIT = """\
 heat_template_version: 2018-08-31
@@ -56,7 +56,7 @@ def tick(loop: WorkerLoop, clock: Clock, times: int = 5) -> None:
 def started(db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
             ctx: RequestContext) -> tuple[str, str, WorkerLoop]:
     name, stack_id = create(stacks, ctx, WAIT)
-    loop = worker(db, registry, clock, api_url=API)
+    loop = worker_for(stacks, api_url=API)
     tick(loop, clock)
     return name, stack_id, loop
 

@@ -12,7 +12,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
-from tests.unit.worker.test_loop import run, worker
+from tests.unit.worker.running import run, worker_for
 
 # Waits no deadline or datetime could hold (year 33715 and beyond): the outside-in check
 # that found them saw the create end in an InternalError four seconds in.
@@ -52,7 +52,7 @@ def test_a_wait_past_any_datetime_ends_in_heats_timeout(
     stacks = StackApi(db, registry, StackLimits(), clock)
     record = stacks.create(ctx, {"stack_name": "s", "template": ENDLESS, "timeout_mins": 1,
                                  "disable_rollback": True})
-    loop = worker(db, registry, clock)
+    loop = worker_for(stacks)
     run(loop)
     stack = stacks.get(ctx, record.name, record.id)
     assert (stack.action, stack.status) == ("CREATE", "IN_PROGRESS")

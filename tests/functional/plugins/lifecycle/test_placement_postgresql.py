@@ -8,7 +8,6 @@ import pathlib
 import threading
 
 import pytest
-import sqlalchemy as sa
 
 from engine.db.session import Database
 from plugins.lifecycle.placement import store
@@ -25,15 +24,8 @@ from tests.unit.plugins.lifecycle.test_placement import (
 pytestmark = pytest.mark.postgresql
 
 REVISION = on_sqlite.REVISION
+PLUGIN_TABLE = store.RESERVATIONS  # emptied before each test
 globals().update(unit_tests_taking(on_sqlite, "database"))
-
-
-@pytest.fixture
-def database(postgresql_database: Database) -> Database:
-    """The module's database, emptied of the reservations an earlier test left."""
-    with postgresql_database.transaction() as session:
-        session.execute(sa.delete(store.RESERVATIONS))
-    return postgresql_database
 
 
 def test_a_reservation_waits_for_the_advisory_lock_on_postgresql(

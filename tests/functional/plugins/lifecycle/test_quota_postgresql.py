@@ -19,15 +19,8 @@ from tests.unit.plugins.lifecycle.test_quota import context, make_plugin, make_s
 pytestmark = pytest.mark.postgresql
 
 REVISION = on_sqlite.REVISION
+PLUGIN_TABLE = store.USAGE  # emptied before each test
 globals().update(unit_tests_taking(on_sqlite, "database"))
-
-
-@pytest.fixture
-def database(postgresql_database: Database) -> Database:
-    """The module's database, emptied of the usage rows an earlier test left."""
-    with postgresql_database.transaction() as session:
-        session.execute(sa.delete(store.USAGE))
-    return postgresql_database
 
 
 def test_a_reservation_waits_for_the_tenant_lock_on_postgresql(
