@@ -52,10 +52,12 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── InvalidTenant
     │   ├── GlobalTenantForbidden
     │   └── ServicesForbidden
+    ├── NotProvided ............ 501: a Heat feature Kiln does not serve (yet)
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
     │   └── SchemaBehind
     ├── StartupFailed .......... never reaches HTTP: the process refuses to start
+    │   ├── DatabaseMissing .... no SQLite file where the configuration points
     │   ├── PluginLoadFailed
     │   ├── PluginOrderInvalid
     │   ├── PluginConfigInvalid
@@ -144,6 +146,14 @@ class Unauthorized(KilnError):
 
 class Forbidden(KilnError):
     msg_fmt = "{reason}"
+
+
+class NotProvided(KilnError):
+    """A Heat v1 route Kiln does not serve; ``feature`` names it for the tenant
+    (``engine/api/endpoints/not_provided.py``). Heat serves these paths, so a client asking
+    Kiln is told what is missing rather than a 404 that reads as "your stack is gone"."""
+
+    msg_fmt = "Kiln does not provide {feature}."
 
 
 class Unavailable(KilnError):
@@ -301,6 +311,18 @@ class SchemaBehind(Unavailable):
     msg_fmt = (
         "The database schema is at {current}, but this Kiln needs {head}. "
         "Run `kiln-manage db upgrade` first."
+    )
+
+
+class DatabaseMissing(StartupFailed):
+    """A SQLite database that does not exist: opening it would create an empty one, and
+    split the operator's data in two (only ``kiln-manage db upgrade`` creates it)."""
+
+    msg_fmt = (
+        "There is no Kiln database at {path} (config files read: {files}). Run "
+        "`kiln-manage db upgrade` to create it there, or set [DEFAULT] state_path or "
+        "[database] connection (in ~/.kiln/kiln.conf, /etc/kiln/kiln.conf or a "
+        "--config-file, or as OS_DEFAULT__STATE_PATH) to use the one you have."
     )
 
 

@@ -12,6 +12,7 @@ from engine.api.endpoints import (
     events,
     lifecycle,
     lookup_arn,
+    not_provided,
     resource_types,
     resources,
     services,
@@ -122,6 +123,9 @@ def create_app(svc: ApiServices, settings: ApiSettings
     app.add_route(T + "/template_versions", template_versions.TemplateVersionCollection())
     app.add_route(T + "/template_versions/{template_version}/functions",
                   template_versions.TemplateFunctionCollection())
+
+    for path, refused in not_provided.ROUTES:  # 501 until Kiln serves them
+        app.add_route(T + path, refused)
 
     # Last: a sink is tried only when no route matched (see lookup_arn for why a sink).
     app.add_sink(lookup_arn.ArnLookup(svc.stack_reads, svc.tenants),

@@ -23,6 +23,7 @@ STATUS_BY_CATEGORY: dict[type[errors.KilnError], int] = {
     errors.Invalid: 400,
     errors.Unauthorized: 401,
     errors.Forbidden: 403,
+    errors.NotProvided: 501,
     errors.Unavailable: 503,
     errors.BackendFailed: 502,
 }
@@ -38,6 +39,9 @@ TITLES: dict[int, tuple[str, str]] = {
     409: ("Conflict", "There was a conflict when trying to complete your request."),
     500: ("Internal Server Error", "The server has either erred or is incapable of performing "
                                    "the requested operation."),
+    # webob's HTTPNotImplemented: its own title, the explanation of every 5xx.
+    501: ("Not Implemented", "The server has either erred or is incapable of performing "
+                             "the requested operation."),
     502: ("Bad Gateway", "The server received an invalid response from a backend it "
                          "called."),
     503: ("Service Unavailable", "The server is currently unavailable. Please try again at a "
@@ -70,7 +74,7 @@ def _write(resp: falcon.Response, code: int, body: dict[str, Any]) -> None:
 def handle_kiln_error(req: falcon.Request, resp: falcon.Response, error: errors.KilnError,
                       _params: Any) -> None:
     code = status_of(error)
-    if code >= 500:
+    if code >= 500 and not isinstance(error, errors.NotProvided):  # a 501 is no fault
         LOG.warning("request %s: %s", _request_id(req), error)
     _write(resp, code, fault_body(code, type(error).__name__, str(error)))
 

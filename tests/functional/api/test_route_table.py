@@ -3,8 +3,8 @@ a minimal valid body, asserting Heat's success status and the body's top-level k
 
 Rows Kiln does not serve as Heat does are ``xfail(strict=True)``: each reason names what
 Heat answers, so the case turns into a failure, and must lose its mark, once Kiln catches
-up. Software configs/deployments and ``/services`` are out of scope; see
-``test_snapshot_routes`` for snapshots.
+up. Software configs/deployments (501, tests/unit/api/test_not_provided.py) and
+``/services`` are out of scope; see ``test_snapshot_routes`` for snapshots.
 """
 
 from __future__ import annotations
@@ -224,11 +224,12 @@ SNAPSHOTS = [
 @pytest.mark.parametrize("method, sub, body", SNAPSHOTS,
                          ids=[f"{m} {s}" for m, s, _ in SNAPSHOTS])
 def test_snapshot_routes(setup: dict[str, Any], method: str, sub: str, body: Any) -> None:
-    """Snapshots are out of scope (issue 4 excludes them): Kiln has no snapshot routes, so
-    every row of §2 under ``…/snapshots`` answers 404 today, where Heat answers
-    200/200/200/204/202. This pins today's answer, so adding the routes is a visible change.
+    """Snapshots are out of scope (issue 4 excludes them): every row of §2 under
+    ``…/snapshots`` answers 501 ``NotProvided`` today (issue 19), where Heat answers
+    200/200/200/204/202. This pins today's answer, so serving them is a visible change.
     """
     name, stack_id = setup["stacks"]["shared"]
     path = f"/stacks/{name}/{stack_id}" + sub.format(sid=uuid.uuid4())
     response = send(setup, method, path, body)
-    assert response.status_code == 404, response.text
+    assert response.status_code == 501, response.text
+    assert response.json()["error"]["message"] == "Kiln does not provide stack snapshots."
