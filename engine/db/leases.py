@@ -238,6 +238,15 @@ def renew_steps(session: Session, owner: str, step_ids: Collection[int], now: No
     return {row[0] for row in result}
 
 
+def cancelled_steps(session: Session, step_ids: Collection[int]) -> set[int]:
+    """Of ``step_ids``, those closed by their operation's end (a timeout or a cancel closes
+    every open step, ``engine.db.steps.cancel_open_steps``), as opposed to taken over."""
+    if not step_ids:
+        return set()
+    return set(session.scalars(select(Step.id).where(Step.id.in_(list(step_ids)),
+                                                     Step.state == StepState.CANCELLED)))
+
+
 def register_worker(session: Session, worker: Worker) -> None:
     session.add(worker)
 

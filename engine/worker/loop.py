@@ -177,9 +177,14 @@ class WorkerLoop:
             kept = leases.renew_steps(session, self.id, list(self._held), now,
                                       self._settings.lease_seconds)
             leases.heartbeat_worker(session, self.id, now)
-        for lost in set(self._held) - kept:
-            LOG.warning("worker %s lost the lease of step %s", self.id, lost)
-            del self._held[lost]
+            lost = set(self._held) - kept
+            ended = leases.cancelled_steps(session, lost)
+        for step_id in lost:
+            if step_id in ended:  # a timeout or a cancel: nothing went wrong here
+                LOG.info("worker %s stops step %s: its operation ended", self.id, step_id)
+            else:
+                LOG.warning("worker %s lost the lease of step %s", self.id, step_id)
+            del self._held[step_id]
         self._last_heartbeat = now.timestamp()
 
     def _give_back_unfinished(self, now: datetime.datetime) -> None:

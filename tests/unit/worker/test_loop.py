@@ -3,9 +3,14 @@ worker dies, and bounded parallelism. No server, no sleeping."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar
 
+import pytest
+from sqlalchemy import select
+
 from engine.context import RequestContext
+from engine.db.models import Step
 from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
@@ -78,6 +83,49 @@ def test_a_worker_that_lost_its_lease_cannot_overwrite(
     run(stalled, ticks=1)
     assert stalled.held_count == 0
     assert len(stacks.list_events(ctx, name, stack_id, EventQuery())) == events_before
+
+
+def test_a_step_its_operation_ended_is_dropped_without_a_warning(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    stacks.create(ctx, {"stack_name": "s", "template": WAITING, "timeout_mins": 1})
+    holder = worker_for(stacks)
+    run(holder)
+    assert holder.held_count == 1
+    clock.advance(61)
+    run(worker_for(stacks), ticks=1)  # another worker times the create out
+
+    with caplog.at_level(logging.INFO, logger="engine.worker.loop"):
+        run(holder, ticks=1)  # its heartbeat finds the step closed
+
+    assert holder.held_count == 0
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("INFO", f"worker {holder.id} stops step {_step_id(db)}: its operation ended")]
+
+
+def test_a_step_another_worker_took_over_is_dropped_with_a_warning(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    create(stacks, ctx, WAITING)
+    stalled = worker_for(stacks)
+    run(stalled)
+    clock.advance(31)
+    run(worker_for(stacks), ticks=1)  # its lease expired: another worker claims the step
+
+    with caplog.at_level(logging.INFO, logger="engine.worker.loop"):
+        run(stalled, ticks=1)
+
+    assert stalled.held_count == 0
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"worker {stalled.id} lost the lease of step {_step_id(db)}")]
+
+
+def _step_id(db: Database) -> int:
+    """The id of the step of "slow", the one step these tests hold."""
+    with db.transaction() as session:
+        step_id = session.scalar(select(Step.id).where(Step.resource_name == "slow"))
+    assert step_id is not None
+    return step_id
 
 
 def test_parallel_steps_are_bounded_and_hold_no_threads(
