@@ -10,8 +10,9 @@ schemas; this class does the bookkeeping:
   records the physical id before any waiting.
 * Every thing that takes tags is tagged ``kiln:stack-id`` and ``kiln:resource`` (the
   resource's stable physical name) besides the template's ``Tags``.
-* ``handle_delete`` treats "no such thing" as done; ``handle_adopt`` refuses an id whose
-  thing does not exist; a poll that meets throttling looks again later.
+* ``handle_delete`` makes no call without a physical id and treats "no such thing" as
+  done; ``handle_adopt`` refuses an id whose thing does not exist; a poll that meets
+  throttling looks again later.
 """
 
 from __future__ import annotations
@@ -97,8 +98,12 @@ class AwsResource(Resource):
         return patiently(self.updated)
 
     def handle_delete(self) -> Token:
-        physical_id = self.physical_id or self.find()
+        physical_id = self.physical_id
         if physical_id is None:
+            # Heat's rule: what has no physical id was never made, and is deleted without
+            # a call, so a stack whose create failed at an unreachable endpoint can still be
+            # deleted. A create that died before recording its id is found again by its own
+            # resumed step (``handle_create``'s ``find``), not here.
             return None
         try:
             self.delete(physical_id)
