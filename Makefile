@@ -19,22 +19,38 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-## make run: install Kiln, migrate the SQLite database, print the client line, start kiln-all.
+# Where every Kiln command of this user looks for its configuration (engine/config.py).
+USER_CONF := $(HOME)/.kiln/kiln.conf
+
+## make run: install Kiln, write ~/.kiln/kiln.conf when there is no config file yet,
+## migrate the SQLite database, print the client line, start kiln-all.
 run: $(BIN)/python
 	$(BIN)/python -m pip install --quiet '.[client]'
+	@# Record where the state lives, so kiln-manage finds it from any directory; never
+	@# over a file the operator has (theirs or the system's /etc/kiln/kiln.conf).
+	@test -e $(USER_CONF) -o -e /etc/kiln/kiln.conf || { mkdir -p $(dir $(USER_CONF)) && \
+		printf '%s\n' "# Written by make run in $(CURDIR). Read by every Kiln command" \
+		"# (kiln-all, kiln-api, kiln-engine, kiln-manage) run without --config-file;" \
+		"# etc/kiln/kiln.conf.sample lists every option." "[DEFAULT]" \
+		"state_path = $(HOME)/.kiln/state" > $(USER_CONF) && echo "Wrote $(USER_CONF)"; }
 	$(BIN)/kiln-manage db upgrade
+	@$(BIN)/python -c 'from engine import config; c = config.load([]); print( \
+		"Configuration:", ", ".join(config.config_files(c)) or "none", "- state:", c.state_path)'
 	@echo
 	@echo "Paste this line into another shell, then try: openstack stack list"
 	@$(BIN)/kiln-manage demo-env | sed 's|^export |export PATH="$(abspath $(BIN)):$$PATH" |'
 	@echo
 	exec $(BIN)/kiln-all
 
-## make test: install Kiln with its test dependencies and run the whole suite.
-test: $(BIN)/python
+## make lint: install Kiln with its test dependencies and run the linters make test runs.
+lint: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+
+## make test: the linters, then the whole suite.
+test: lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal -p no:cacheprovider \
 		--cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
 
