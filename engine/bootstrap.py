@@ -19,15 +19,14 @@ from engine import budget, config
 from engine.api.app import ApiServices, ApiSettings, create_app
 from engine.clock import Clock, utcnow
 from engine.db import migration
-from engine.db.session import Database
-from engine.errors import KilnError, PluginConfigInvalid
+from engine.db.session import Database, sqlite_file
+from engine.errors import DatabaseMissing, KilnError, PluginConfigInvalid
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
 from engine.services.events import StackEvents
-from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.proposals import StackLimits
@@ -134,11 +133,8 @@ class Kiln:
             stack_reads=self.stack_reads, stack_actions=actions,
             resources=self.stack_resources, events=self.stack_events,
             resource_types=self.resource_types, tenants=self.tenants,
-            lifecycle=self.lifecycle_service, workers=self.workers,
-            health=HealthService(self.db))
-        return create_app(services, ApiSettings(
-            max_body_bytes=self.conf.api.max_body_bytes,
-            healthcheck_detailed=self.conf.api.healthcheck_detailed))
+            lifecycle=self.lifecycle_service, workers=self.workers)
+        return create_app(services, ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
 
     @functools.cached_property
     def workers(self) -> WorkerService:
@@ -199,11 +195,19 @@ def start(argv: Sequence[str] | None, prog: str) -> Kiln:
         raise SystemExit(1) from None
 
 
-def build(conf: cfg.ConfigOpts, *, check_schema: bool = True) -> Kiln:
-    """Wire Kiln; with ``check_schema`` refuse to run on a database that is behind."""
+def build(conf: cfg.ConfigOpts, *, check_schema: bool = True,
+          create_database: bool = False) -> Kiln:
+    """Wire Kiln; with ``check_schema`` refuse to run on a database that is behind.
+    A SQLite file that does not exist is refused (DatabaseMissing, naming the path)
+    unless ``create_database`` (``kiln-manage db upgrade``): opening it would create an
+    empty database beside the operator's real one."""
     url = config.database_url(conf)
-    if url.startswith("sqlite") and not conf.database.connection:
-        os.makedirs(conf.state_path, exist_ok=True)
+    path = sqlite_file(url)
+    if path is not None and not os.path.exists(path):
+        if not create_database:
+            raise DatabaseMissing(path=path,
+                                  files=", ".join(config.config_files(conf)) or "none")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     db = Database(url, pool_size=conf.database.pool_size,
                   sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms)
     if check_schema:

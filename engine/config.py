@@ -15,13 +15,22 @@ from typing import Any
 
 from oslo_config import cfg, types
 
+#: Where a user's Kiln keeps its state unless told otherwise: beside ~/.kiln/kiln.conf,
+#: the same from every working directory (see specs/architecture.rst, Configuration).
+DEFAULT_STATE_PATH = "~/.kiln/state"
+#: The config files looked for when no --config-file is given, first found wins, as
+#: oslo.config's own search does for OpenStack services (the user's before the system's).
+DEFAULT_CONFIG_FILES = ("~/.kiln/kiln.conf", "/etc/kiln/kiln.conf")
+
 default_opts = [
     cfg.StrOpt(
         "state_path",
-        default=os.path.join(os.getcwd(), "state"),
-        sample_default="<current directory>/state",
+        default=DEFAULT_STATE_PATH,
         help="Directory for Kiln's local state: the SQLite database of the embedded "
-        "default and the demo credentials file.",
+        "default and the demo credentials file. ~ is the user's home; a relative path "
+        "is taken from the directory of the config file that sets it (from the current "
+        "directory when set on the command line or in the environment). Packaged "
+        "installs set /var/lib/kiln.",
     ),
     cfg.StrOpt(
         "host",
@@ -78,11 +87,6 @@ api_opts = [
                help="Most stacks (not deleted) one tenant may have; a create past it is "
                "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
                "plugin adds per-tenant overrides."),
-    cfg.BoolOpt("healthcheck_detailed", default=False,
-                help="Show every caller of GET /healthcheck the detailed view (each "
-                "check's details, the process's Python, platform and thread stacks), as "
-                "oslo.middleware's [healthcheck] detailed does. When false only an admin "
-                "token gets it. Either way the view holds no credential."),
 ]
 
 engine_opts = [
@@ -211,19 +215,49 @@ def declared_default(group: str | None, name: str) -> Any:
 
 
 def load(argv: Sequence[str] | None = None, prog: str = "kiln") -> cfg.ConfigOpts:
-    """Build a fresh ConfigOpts from argv (``--config-file``) and the environment."""
+    """Build a fresh ConfigOpts from argv (``--config-file``, else the first of
+    :data:`DEFAULT_CONFIG_FILES`) and the environment, with ``state_path`` resolved to
+    an absolute path once (:func:`state_path`), so that no reader depends on the current
+    directory."""
     conf = cfg.ConfigOpts()
     register_opts(conf)
     conf(list(argv or []), project="kiln", prog=prog, default_config_files=_default_files())
+    conf.set_override("state_path", state_path(conf))
     return conf
 
 
 def _default_files() -> list[str]:
-    candidates = ["/etc/kiln/kiln.conf", os.path.expanduser("~/.kiln/kiln.conf")]
-    return [path for path in candidates if os.path.exists(path)]
+    """The first of :data:`DEFAULT_CONFIG_FILES` that exists (none: defaults and the
+    environment only). One file, not a merge: ``~/.kiln/kiln.conf`` stands for the
+    system's, so a user's Kiln is never half theirs and half the host's."""
+    for candidate in DEFAULT_CONFIG_FILES:
+        path = os.path.expanduser(candidate)
+        if os.path.exists(path):
+            return [path]
+    return []
+
+
+def state_path(conf: cfg.ConfigOpts) -> str:
+    """``[DEFAULT] state_path``, absolute: ``~`` expanded, and a relative path taken from
+    the directory of the config file that set it, so that a file means the same database
+    from every working directory (a value from the command line or the environment is
+    taken from the current directory, as the shell would)."""
+    path = os.path.expanduser(str(conf.state_path))
+    if not os.path.isabs(path):
+        where = conf.get_location("state_path")
+        base = os.getcwd()
+        if where is not None and where.location is cfg.Locations.user and where.detail:
+            base = os.path.dirname(os.path.abspath(where.detail))
+        path = os.path.join(base, path)
+    return os.path.normpath(path)
+
+
+def config_files(conf: cfg.ConfigOpts) -> list[str]:
+    """The config files this configuration was read from."""
+    return [os.path.abspath(path) for path in conf.config_file or []]
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:
     if conf.database.connection:
         return str(conf.database.connection)
-    return "sqlite:///" + os.path.join(os.path.abspath(conf.state_path), "kiln.sqlite")
+    return "sqlite:///" + os.path.join(state_path(conf), "kiln.sqlite")

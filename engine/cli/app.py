@@ -31,7 +31,9 @@ from engine.cli.commands import (
 from engine.db import migration
 from engine.errors import KilnError
 
-Builder = Callable[[Sequence[str]], Any]
+#: Builds the wired application from the --config-file arguments; ``create_database``
+#: lets it create a SQLite database that does not exist yet.
+Builder = Callable[[Sequence[str], bool], Any]
 USAGE_ERROR = 2
 
 COMMANDS: dict[str, type[Command]] = {
@@ -83,14 +85,15 @@ class KilnManage(App):
                                  "environment variables")
         return parser
 
-    def kiln_for(self, current_schema: bool) -> Any:
+    def kiln_for(self, current_schema: bool, create_database: bool = False) -> Any:
         """The wired application (database, registries, services), built on first use
         so ``--help`` needs no database; with ``current_schema``, refused (SchemaBehind)
-        unless the database is at the newest revision."""
+        unless the database is at the newest revision; a SQLite database that does not
+        exist is refused (DatabaseMissing) unless ``create_database``."""
         if self._kiln is None:
             config_args = [item for path in self.options.config_file
                            for item in ("--config-file", path)]
-            self._kiln = self._build(config_args)
+            self._kiln = self._build(config_args, create_database)
         if current_schema and not self._schema_checked:
             migration.ensure_current(self._kiln.db)
             self._schema_checked = True

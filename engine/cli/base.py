@@ -36,12 +36,15 @@ class _KilnCommand:
     #: Whether the command refuses a database whose schema is behind this Kiln (every
     #: command but the ``db`` ones, which are how it catches up).
     needs_current_schema: bool = True
+    #: Whether the command may create the SQLite database when there is none (only
+    #: ``db upgrade``); every other command refuses, naming the path it tried.
+    creates_database: bool = False
     #: Whether its first argument names a stack (see :meth:`stack_ref`).
     of_stack: bool = False
 
     @property
     def kiln(self) -> Any:
-        return self.app.kiln_for(self.needs_current_schema)
+        return self.app.kiln_for(self.needs_current_schema, self.creates_database)
 
     def get_epilog(self) -> str:
         return f"example:\n  {self.example}" if self.example else ""

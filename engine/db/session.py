@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Iterator
 from typing import Any, TypeAlias
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -71,6 +72,15 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def sqlite_file(url: str) -> str | None:
+    """The absolute path of the file a SQLite URL names; None for another database or
+    an in-memory one."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return os.path.abspath(str(parsed.database))
 
 
 class _Attempt:

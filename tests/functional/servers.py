@@ -48,10 +48,10 @@ def kiln_environment(state_path: pathlib.Path, database_url: str | None,
     return env
 
 
-def manage(env: Mapping[str, str], *args: str, check: bool = True
-           ) -> subprocess.CompletedProcess[str]:
+def manage(env: Mapping[str, str], *args: str, check: bool = True,
+           cwd: pathlib.Path | None = None) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([str(BIN / "kiln-manage"), *args], env=dict(env), text=True,
-                            capture_output=True, timeout=120)
+                            capture_output=True, timeout=120, cwd=cwd)
     if check and result.returncode != 0:
         raise AssertionError(f"kiln-manage {' '.join(args)} failed ({result.returncode}):\n"
                              f"{result.stdout}\n{result.stderr}")

@@ -77,6 +77,7 @@ def test_one_base_and_one_head(tmp_path: pathlib.Path) -> None:
 
 def test_processes_refuse_to_start_on_a_schema_that_is_behind(tmp_path: pathlib.Path) -> None:
     env = servers.kiln_environment(tmp_path, None, servers.free_port())
+    (tmp_path / "kiln.sqlite").touch()  # an empty database: no database at all is refused
     for command in ("kiln-all", "kiln-engine", "kiln-api"):
         result = subprocess.run([str(servers.BIN / command)], env=env, capture_output=True,
                                 text=True, timeout=60)

@@ -1,4 +1,5 @@
-"""engine.config: options from the environment and config files, and the database URL."""
+"""engine.config: options from the environment and config files, the state path and the
+database URL; and engine.bootstrap's refusal of a database that does not exist."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import pathlib
 
 import pytest
 
-from engine import config
+from engine import bootstrap, config
+from engine.db import migration
+from engine.errors import DatabaseMissing
 
 
 @pytest.fixture(autouse=True)
@@ -89,3 +92,71 @@ def test_list_opts_covers_every_group() -> None:
                            "lifecycle_plugins"}
     assert "bind_port" in {opt.name for opt in listed["api"]}
     assert "connection" in {opt.name for opt in listed["database"]}
+
+
+# --- finding the configuration and the database from any working directory ------------
+
+
+def test_the_default_state_path_is_absolute_and_in_the_users_home(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    conf = config.load([])
+
+    assert conf.state_path == str(tmp_path / "home" / ".kiln" / "state")
+    assert config.database_url(conf) == f"sqlite:///{tmp_path}/home/.kiln/state/kiln.sqlite"
+
+
+def test_a_relative_state_path_in_a_file_is_taken_from_the_files_directory(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conf_file = tmp_path / "etc" / "kiln.conf"
+    conf_file.parent.mkdir()
+    conf_file.write_text("[DEFAULT]\nstate_path = ../var/kiln\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    conf = config.load(["--config-file", str(conf_file)])
+
+    assert conf.state_path == str(tmp_path / "var" / "kiln")
+
+
+def test_the_users_config_file_is_found_before_the_systems(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user, system = tmp_path / "home" / ".kiln" / "kiln.conf", tmp_path / "etc" / "kiln.conf"
+    for path, port in ((user, 9001), (system, 9002)):
+        path.parent.mkdir(parents=True)
+        path.write_text(f"[api]\nbind_port = {port}\n")
+    monkeypatch.setattr(config, "DEFAULT_CONFIG_FILES", ("~/.kiln/kiln.conf", str(system)))
+
+    assert config.load([]).api.bind_port == 9001
+    assert config.config_files(config.load([])) == [str(user)]
+    user.unlink()
+    assert config.load([]).api.bind_port == 9002  # only when the user has none
+    given = tmp_path / "given.conf"
+    given.write_text("[api]\nbind_port = 9003\n")
+    conf = config.load(["--config-file", str(given)])
+    assert conf.api.bind_port == 9003 and config.config_files(conf) == [str(given)]
+
+
+def test_a_missing_database_is_refused_with_its_path_and_created_only_on_request(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OS_DEFAULT__STATE_PATH", str(tmp_path / "state"))
+    conf = config.load([])
+    database = tmp_path / "state" / "kiln.sqlite"
+
+    with pytest.raises(DatabaseMissing) as refused:
+        bootstrap.build(conf, check_schema=False)
+    assert str(database) in refused.value.message
+    assert "kiln-manage db upgrade" in refused.value.message
+    assert "[DEFAULT] state_path or [database] connection" in refused.value.message
+    assert not database.parent.exists()
+
+    db = bootstrap.build(conf, check_schema=False, create_database=True).db
+    migration.upgrade(db)
+    db.dispose()
+    assert database.exists()

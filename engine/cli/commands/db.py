@@ -16,6 +16,7 @@ class Upgrade(KilnCommand):
     """Migrate the database schema to the newest revision (or to --revision)."""
 
     needs_current_schema = False
+    creates_database = True  # the one command that may: see KilnCommand.creates_database
     example = "kiln-manage db upgrade"
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
