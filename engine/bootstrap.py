@@ -27,6 +27,7 @@ from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
 from engine.services.events import StackEvents
+from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.proposals import StackLimits
@@ -133,8 +134,11 @@ class Kiln:
             stack_reads=self.stack_reads, stack_actions=actions,
             resources=self.stack_resources, events=self.stack_events,
             resource_types=self.resource_types, tenants=self.tenants,
-            lifecycle=self.lifecycle_service, workers=self.workers)
-        return create_app(services, ApiSettings(max_body_bytes=self.conf.api.max_body_bytes))
+            lifecycle=self.lifecycle_service, workers=self.workers,
+            health=HealthService(self.db))
+        return create_app(services, ApiSettings(
+            max_body_bytes=self.conf.api.max_body_bytes,
+            healthcheck_detailed=self.conf.api.healthcheck_detailed))
 
     @functools.cached_property
     def workers(self) -> WorkerService:

@@ -87,6 +87,11 @@ api_opts = [
                help="Most stacks (not deleted) one tenant may have; a create past it is "
                "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
                "plugin adds per-tenant overrides."),
+    cfg.BoolOpt("healthcheck_detailed", default=False,
+                help="Show every caller of GET /healthcheck the detailed view (each "
+                "check's details, the process's Python, platform and thread stacks), as "
+                "oslo.middleware's [healthcheck] detailed does. When false only an admin "
+                "token gets it. Either way the view holds no credential."),
 ]
 
 engine_opts = [

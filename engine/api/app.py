@@ -10,6 +10,7 @@ from engine.api import errors, middleware
 from engine.api.endpoints import (
     actions,
     events,
+    health,
     lifecycle,
     lookup_arn,
     not_provided,
@@ -22,6 +23,7 @@ from engine.api.endpoints import (
     versions,
 )
 from engine.services.events import StackEvents
+from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
 from engine.services.resource_types import ResourceTypes
 from engine.services.stack_actions import StackActions
@@ -42,6 +44,8 @@ class ApiSettings:
     max_body_bytes: int = 1048576
     #: What ``GET /build_info`` reports: the installed package's version by default.
     revision: str = dataclasses.field(default_factory=versions.package_version)
+    #: ``[api] healthcheck_detailed``: the detailed /healthcheck view for every caller.
+    healthcheck_detailed: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +62,7 @@ class ApiServices:
     tenants: TenantService
     lifecycle: LifecycleService
     workers: WorkerService
+    health: HealthService
 
 
 def create_app(svc: ApiServices, settings: ApiSettings
@@ -75,6 +80,9 @@ def create_app(svc: ApiServices, settings: ApiSettings
 
     app.add_route("/", versions.Versions())
     app.add_route("/versions", versions.Versions())
+    # No tenant in the path, so Authenticate lets it through: a load balancer has no token.
+    app.add_route("/healthcheck", health.Healthcheck(
+        svc.health, svc.tenants, detailed=settings.healthcheck_detailed))
     app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
     app.add_route(T + "/services", services.ServiceCollection(svc.workers))
 

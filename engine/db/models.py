@@ -59,6 +59,7 @@ class Token(Base):
     created_at: Mapped[datetime.datetime]
     last_used_at: Mapped[datetime.datetime | None]
     revoked_at: Mapped[datetime.datetime | None]
+    expires_at: Mapped[datetime.datetime | None]  # None: lives until revoked
 
 
 class Stack(Base):

@@ -45,17 +45,20 @@ def list_tenants(session: Session) -> list[Tenant]:
     return list(session.scalars(select(Tenant).order_by(Tenant.name)))
 
 
-def add_token(session: Session, tenant_id: str, role: str, token_hash: str, now: Now) -> Token:
+def add_token(session: Session, tenant_id: str, role: str, token_hash: str, now: Now,
+              expires_at: Now | None = None) -> Token:
     token = Token(id=str(uuid.uuid4()), tenant_id=tenant_id, role=role,
-                  token_hash=token_hash, created_at=now)
+                  token_hash=token_hash, created_at=now, expires_at=expires_at)
     session.add(token)
     session.flush()
     return token
 
 
-def find_live_token(session: Session, token_hash: str) -> Token | None:
+def find_live_token(session: Session, token_hash: str, now: Now) -> Token | None:
+    """The token with this hash unless it is revoked or has expired by ``now``."""
     return session.scalars(
-        select(Token).where(Token.token_hash == token_hash, Token.revoked_at.is_(None))
+        select(Token).where(Token.token_hash == token_hash, Token.revoked_at.is_(None),
+                            Token.expires_at.is_(None) | (Token.expires_at > now))
     ).first()
 
 
@@ -63,6 +66,9 @@ def touch_token(session: Session, token_id: str, now: Now) -> None:
     session.execute(update(Token).where(Token.id == token_id).values(last_used_at=now))
 
 
-def list_tokens(session: Session, tenant_id: str) -> list[Token]:
-    return list(session.scalars(
-        select(Token).where(Token.tenant_id == tenant_id).order_by(Token.created_at)))
+def list_tokens(session: Session, tenant_id: str | None) -> list[Token]:
+    """One tenant's tokens, or every tenant's (``None``), oldest first."""
+    query = select(Token).order_by(Token.created_at, Token.id)
+    if tenant_id is not None:
+        query = query.where(Token.tenant_id == tenant_id)
+    return list(session.scalars(query))

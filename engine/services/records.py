@@ -27,6 +27,11 @@ class TokenRecord:
     created_at: datetime.datetime
     last_used_at: datetime.datetime | None
     revoked_at: datetime.datetime | None
+    expires_at: datetime.datetime | None
+
+    def is_live(self, now: datetime.datetime) -> bool:
+        """Whether it still authenticates: neither revoked nor expired."""
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,8 @@
-"""Tenants and tokens: creation, hashing, authentication.
+"""Tenants and tokens: creation, hashing, expiry, authentication.
 
-A token is 32 random bytes (URL-safe base64) shown once; the database keeps only its
-sha256. A random secret of that size cannot be guessed, so a slow password hash would add
-latency to every request without adding safety.
+A token is ``kiln_`` and 32 random bytes (URL-safe base64), shown once; the database keeps
+only its sha256. A random secret of that size cannot be guessed, so a slow password hash
+would add latency to every request without adding safety.
 """
 
 from __future__ import annotations
@@ -22,6 +22,16 @@ from engine.services.records import IssuedToken, Principal, TenantRecord, TokenR
 # NOTE: writing last_used_at on every request would add a row write (and on SQLite a WAL
 # append) to every read; a minute's precision is what an operator needs.
 LAST_USED_PRECISION = datetime.timedelta(minutes=1)
+
+# NOTE: the prefix lets secret scanners (and people) recognise a leaked Kiln token, and
+# since URL-safe base64 can begin with "-", it keeps `--os-token <secret>` and any other
+# argparse tool from reading the secret as an option. Tokens issued before it (no prefix)
+# still authenticate: only the hash of the whole secret is compared.
+TOKEN_PREFIX = "kiln_"
+
+
+def new_secret() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def hash_token(secret: str) -> str:
@@ -48,20 +58,32 @@ class TenantService:
         with self._db.read() as session:
             return [_tenant(t) for t in tenant_rows.list_tenants(session)]
 
-    def create_token(self, tenant: str, role: str) -> IssuedToken:
+    def create_token(self, tenant: str, role: str,
+                     expires_in: datetime.timedelta | None = None) -> IssuedToken:
+        """A new token; with ``expires_in`` it stops authenticating that long from now."""
         if role not in ROLES:
             raise BadRequest(reason=f"Unknown role {role}; use one of {', '.join(ROLES)}.")
-        secret = secrets.token_urlsafe(32)
+        if expires_in is not None and expires_in <= datetime.timedelta(0):
+            raise BadRequest(reason="A token's lifetime must be longer than zero.")
+        secret = new_secret()
+        now = self._clock()
         with self._db.transaction() as session:
             owner = tenant_rows.get_tenant(session, tenant)
-            token = tenant_rows.add_token(session, owner.id, role, hash_token(secret),
-                                          self._clock())
+            token = tenant_rows.add_token(session, owner.id, role, hash_token(secret), now,
+                                          now + expires_in if expires_in else None)
             return IssuedToken(_token(token), secret)
 
-    def list_tokens(self, tenant: str) -> list[TokenRecord]:
+    def list_tokens(self, tenant: str | None = None) -> list[TokenRecord]:
+        """A tenant's tokens (name or id), or every tenant's; the records hold no secret,
+        which is nowhere to be read."""
         with self._db.read() as session:
-            owner = tenant_rows.get_tenant(session, tenant)
-            return [_token(t) for t in tenant_rows.list_tokens(session, owner.id)]
+            owner = tenant_rows.get_tenant(session, tenant).id if tenant is not None else None
+            return [_token(t) for t in tenant_rows.list_tokens(session, owner)]
+
+    def live_tokens(self, tenant: str) -> list[TokenRecord]:
+        """A tenant's tokens that still authenticate: not revoked, not expired."""
+        now = self._clock()
+        return [t for t in self.list_tokens(tenant) if t.is_live(now)]
 
     def delete_tenant(self, name_or_id: str) -> TenantRecord:
         """Remove a tenant with its tokens and the records of its deleted stacks; one that
@@ -85,14 +107,17 @@ class TenantService:
 
     def is_live(self, secret: str) -> bool:
         with self._db.read() as session:
-            return tenant_rows.find_live_token(session, hash_token(secret)) is not None
+            return tenant_rows.find_live_token(session, hash_token(secret),
+                                               self._clock()) is not None
 
     def authenticate(self, secret: str | None) -> Principal:
         if not secret:
             raise AuthenticationRequired(reason="no X-Auth-Token header was sent")
         now = self._clock()
         with self._db.read() as session:
-            token = tenant_rows.find_live_token(session, hash_token(secret))
+            # An expired token is refused in the same words as an unknown one: which
+            # secrets once existed is nobody's business.
+            token = tenant_rows.find_live_token(session, hash_token(secret), now)
             if token is None:
                 raise AuthenticationRequired(reason="the token is not valid")
             principal = Principal(token.id, token.tenant_id, token.role)
@@ -135,4 +160,4 @@ def _tenant(row: Tenant) -> TenantRecord:
 
 def _token(row: Token) -> TokenRecord:
     return TokenRecord(row.id, row.tenant_id, row.role, row.created_at, row.last_used_at,
-                       row.revoked_at)
+                       row.revoked_at, row.expires_at)

@@ -101,8 +101,8 @@ def test_db_commands_and_a_schema_behind(tmp_path: pathlib.Path) -> None:
     assert not database.exists()  # refused, never created empty
 
     manage(env, "db", "upgrade")
-    assert "Database at revision 0011" in manage(env, "db", "downgrade", "0011").stdout
-    assert "is at 0011, but this Kiln needs 0012" in failed(env, "worker", "list")
+    assert "Database at revision 0012" in manage(env, "db", "downgrade", "0012").stdout
+    assert "is at 0012, but this Kiln needs 0013" in failed(env, "worker", "list")
     manage(env, "db", "upgrade")
     assert "matches the models" in manage(env, "db", "check").stdout
     assert as_json(env, "db", "current")["up_to_date"] is True
@@ -125,8 +125,10 @@ def test_tenant_and_token_commands(site: Site) -> None:
     assert tenant["name"] == "gamma"
     assert "already exists" in failed(env, "tenant", "create", "gamma")
 
-    issued = as_json(env, "token", "create", "--tenant", "gamma", "--role", "admin")
+    issued = as_json(env, "token", "create", "--tenant", "gamma", "--role", "admin",
+                     "--expires-in", "30d")
     assert issued["role"] == "admin" and len(issued["token"]) >= 40
+    assert issued["token"].startswith("kiln_") and issued["expires_at"] is not None
     heat = heat_for(site.kiln, servers.Credentials(tenant["id"], issued["token"]))
     stack_id = Site.create(heat, "only", PLAIN, "CREATE_COMPLETE")
     listed = as_json(env, "token", "list", "--tenant", "gamma")

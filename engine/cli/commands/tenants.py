@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 from typing import Any
 
 from cliff.command import Command
 
-from engine.cli.base import KilnCommand, KilnLister, KilnShowOne, when
+from engine.cli.base import KilnCommand, KilnLister, KilnShowOne, age, when
 from engine.context import ADMIN_ROLE, ROLES
 
 DEMO_TENANT = "demo"
 DEMO_CREDENTIALS = "demo-credentials.json"
 TENANT_FIELDS = ("id", "name", "created_at")
-TOKEN_FIELDS = ("id", "tenant_id", "role", "created_at", "last_used_at", "revoked_at")
+TOKEN_FIELDS = ("id", "tenant_id", "role", "created_at", "expires_at", "last_used_at",
+                "revoked_at")
 
 
 def _tenant(record: Any) -> tuple[Any, ...]:
@@ -24,7 +26,19 @@ def _tenant(record: Any) -> tuple[Any, ...]:
 
 def _token(record: Any) -> tuple[Any, ...]:
     return (record.id, record.tenant_id, record.role, when(record.created_at),
-            when(record.last_used_at), when(record.revoked_at))
+            when(record.expires_at), when(record.last_used_at), when(record.revoked_at))
+
+
+def lifetime(text: str) -> datetime.timedelta:
+    """A token's ``--expires-in``: an age above zero (argparse type: else exit 2)."""
+    try:
+        value = age(text)
+    except ValueError:
+        value = datetime.timedelta(0)
+    if not value:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a lifetime like 30d, 12h, 90m, 45s or 2w")
+    return value
 
 
 class TenantCreate(KilnShowOne):
@@ -63,7 +77,7 @@ class TenantShow(KilnShowOne):
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         tenant = self.kiln.tenants.get_tenant(parsed_args.tenant)
         tokens = self.kiln.tenants.list_tokens(tenant.id)
-        live = [t for t in tokens if t.revoked_at is None]
+        live = self.kiln.tenants.live_tokens(tenant.id)
         stacks = self.kiln.operator.count_stacks(tenant.id)
         return ((*TENANT_FIELDS, "tokens", "live_tokens", "stacks"),
                 (*_tenant(tenant), len(tokens), len(live), stacks))
@@ -88,31 +102,39 @@ class TenantDelete(KilnCommand):
 
 
 class TokenCreate(KilnShowOne):
-    """Create an API token for a tenant; the secret is printed once.
+    """Create an API token for a tenant; the secret (``kiln_…``) is printed once.
 
-    Only the token's hash is stored, so the secret cannot be shown again."""
+    Only the token's hash is stored, so the secret cannot be shown again. Without
+    --expires-in it authenticates until revoked."""
 
-    example = "kiln-manage token create --tenant acme --role member -f value -c token"
+    example = ("kiln-manage token create --tenant acme --role member --expires-in 30d "
+               "-f value -c token")
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("--tenant", required=True, help="tenant name or id")
         parser.add_argument("--role", choices=ROLES, default="member")
+        parser.add_argument("--expires-in", type=lifetime, metavar="AGE",
+                            help="stop authenticating this long from now: 45s, 90m, 12h, "
+                                 "30d or 2w")
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
-        issued = self.kiln.tenants.create_token(parsed_args.tenant, parsed_args.role)
+        issued = self.kiln.tenants.create_token(parsed_args.tenant, parsed_args.role,
+                                                parsed_args.expires_in)
         return (*TOKEN_FIELDS, "token"), (*_token(issued.token), issued.secret)
 
 
 class TokenList(KilnLister):
-    """List a tenant's tokens by id, role, creation and last use (never the secrets)."""
+    """List tokens: id, tenant, role, creation, expiry, last use; never the secrets.
+
+    Only the secrets' hashes are stored, so there is nothing else to show."""
 
     example = "kiln-manage token list --tenant acme"
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        parser.add_argument("--tenant", required=True, help="tenant name or id")
+        parser.add_argument("--tenant", help="tenant name or id (default: every tenant)")
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:

@@ -28,6 +28,11 @@ def test_version_discovery_needs_no_token(kiln_all: servers.Kiln) -> None:
     assert response.json()["versions"][0]["id"] == "v1.0"
 
 
+def test_healthcheck_needs_no_token(kiln_all: servers.Kiln) -> None:
+    response = requests.get(kiln_all.url + "/healthcheck", timeout=10)
+    assert (response.status_code, response.text) == (200, "OK")
+
+
 def test_tenants_never_see_each_other(kiln_all: servers.Kiln) -> None:
     alice_creds = servers.new_tenant(kiln_all.env, unique("alice-"))
     bob_creds = servers.new_tenant(kiln_all.env, unique("bob-"))

@@ -12,6 +12,7 @@ import pytest
 from engine.cli import app
 from engine.cli.base import age, positive, span
 from engine.cli.commands.stack_graph import dot_lines, tree_lines
+from engine.cli.commands.tenants import TokenCreate
 from engine.cli.follow import progress_bar
 
 
@@ -64,6 +65,18 @@ def test_progress_bar() -> None:
     assert progress_bar(3, 4, width=8) == "[######..] 3/4"
     assert progress_bar(4, 4, width=8) == "[########] 4/4"
     assert progress_bar(0, 0, width=4) == "[....] 0/0"
+
+
+def test_a_token_lifetime_is_an_age_above_zero_else_a_usage_error() -> None:
+    parser = TokenCreate(app.KilnManage(lambda _args: None), argparse.Namespace()
+                         ).get_parser("kiln-manage token create")
+    parsed = parser.parse_args(["--tenant", "t", "--expires-in", "12h"])
+    assert parsed.expires_in == datetime.timedelta(hours=12)
+    assert parser.parse_args(["--tenant", "t"]).expires_in is None
+    for bad in ("0s", "12", "1.5h", "3y", "-1d"):
+        with pytest.raises(SystemExit) as exited:
+            parser.parse_args(["--tenant", "t", "--expires-in", bad])
+        assert exited.value.code == 2
 
 
 @pytest.mark.parametrize("name", sorted(app.COMMANDS))

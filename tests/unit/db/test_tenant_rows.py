@@ -1,5 +1,5 @@
 """engine.db.tenant_rows on SQLite: tenants found by id or name, a name taken once, and
-tokens that are live until revoked."""
+tokens that are live until revoked or expired."""
 
 from __future__ import annotations
 
@@ -47,7 +47,15 @@ def test_a_revoked_token_is_not_live_and_use_is_recorded(
     with db.transaction() as session:
         tenant_rows.touch_token(session, first.id, later(3))
     with db.read() as session:
-        live = tenant_rows.find_live_token(session, "hash-1")
+        live = tenant_rows.find_live_token(session, "hash-1", later(4))
         assert live is not None and (live.role, live.last_used_at) == ("member", later(3))
-        assert tenant_rows.find_live_token(session, "hash-2") is None
+        assert tenant_rows.find_live_token(session, "hash-2", later(4)) is None
         assert [t.id for t in tenant_rows.list_tokens(session, tenant_id)] == [first.id, second.id]
+
+
+def test_a_token_is_live_until_it_expires(db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        tenant_rows.add_token(session, tenant_id, "member", "hash-1", NOW, later(60))
+    with db.read() as session:
+        assert tenant_rows.find_live_token(session, "hash-1", later(59)) is not None
+        assert tenant_rows.find_live_token(session, "hash-1", later(60)) is None
