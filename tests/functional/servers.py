@@ -32,6 +32,15 @@ def free_port() -> int:
 def kiln_environment(state_path: pathlib.Path, database_url: str | None,
                      port: int | None = None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OS_", "KILN_"))}
+    # A home of its own: every Kiln command reads ~/.kiln/kiln.conf when it is given no
+    # --config-file, and the developer's own (which `make run` writes) must not reach the
+    # servers under test. The entry-point cache stays the real one: rebuilding it costs
+    # each process a tenth of a second.
+    home = state_path.parent / f"{state_path.name}-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(
+        pathlib.Path.home() / ".cache")
+    env["HOME"] = str(home)
     env.update({
         "OS_DEFAULT__STATE_PATH": str(state_path),
         "OS_ENGINE__IDLE_POLL_SECONDS": "0.25",
