@@ -7,8 +7,10 @@ runs the same loop as ``kiln-engine`` in a thread beside it.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from waitress.server import create_server
 
@@ -21,8 +23,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     worker = kiln.worker()
     thread = threading.Thread(target=worker.run, args=(stop,), name="kiln-worker", daemon=True)
-    server = create_server(kiln.wsgi_app(), host=conf.api.bind_host, port=conf.api.bind_port,
-                           threads=conf.api.threads, ident="kiln")
+    # waitress's channels (its wake-up pipe first); kept so a failed bind can close them.
+    channels: dict[int, Any] = {}
+    try:
+        server = create_server(kiln.wsgi_app(), map=channels, host=conf.api.bind_host,
+                               port=conf.api.bind_port, threads=conf.api.threads, ident="kiln")
+    except OSError as exc:
+        # Usually another kiln-all (or another service) on the port: one line, as for every
+        # other refusal to start, not waitress's traceback.
+        print(f"kiln-all: cannot listen on {conf.api.bind_host}:{conf.api.bind_port}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        for channel in list(channels.values()):
+            channel.close()
+        kiln.db.dispose()
+        return 1
 
     def shut_down(*_: object) -> None:
         if stop.is_set():
