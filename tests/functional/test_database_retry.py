@@ -67,10 +67,12 @@ def run_pair(db: Database, attempts: int) -> tuple[list[int], list[BaseException
 
 
 def test_a_deadlocked_transaction_runs_again_and_both_commit(database: Database) -> None:
-    runs, errors = run_pair(database, attempts=3)
+    # Room for more than one retry: a retry can lock its first row again before the other
+    # transaction, still waiting, takes it, and a second deadlock follows (seen under load).
+    runs, errors = run_pair(database, attempts=5)
 
     assert errors == []
-    assert len(runs) == 3  # both ran, the victim ran twice
+    assert set(runs) == {1, 2} and len(runs) >= 3  # both ran, and a victim ran again
     with database.read() as session:
         assert session.execute(sa.text("SELECT sum(v) FROM t")).scalar() == 4
 
