@@ -176,18 +176,20 @@ class Kiln:
         return str(self.conf.api.public_url or self.api_url).rstrip("/")
 
 
-def load_config(argv: Sequence[str], prog: str) -> cfg.ConfigOpts:
-    conf = config.load(argv, prog=prog)
+def load_config(argv: Sequence[str], prog: str,
+                description: str | None = None) -> cfg.ConfigOpts:
+    conf = config.load(argv, prog=prog, description=description)
     logging.basicConfig(
         level=logging.DEBUG if conf.debug else logging.INFO, stream=sys.stderr,
         format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
     return conf
 
 
-def start(argv: Sequence[str] | None, prog: str) -> Kiln:
+def start(argv: Sequence[str] | None, prog: str, description: str) -> Kiln:
     """Configuration and wiring for a long-running process; exit 1 with the reason when
-    it must not start (a schema that is behind, a plugin that does not load)."""
-    conf = load_config(list(sys.argv[1:] if argv is None else argv), prog)
+    it must not start (a schema that is behind, a plugin that does not load).
+    ``description`` (what the process runs) heads its ``--help``."""
+    conf = load_config(list(sys.argv[1:] if argv is None else argv), prog, description)
     try:
         kiln = build(conf)
         # Load every plugin now: fail at start, not mid-request.

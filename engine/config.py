@@ -219,16 +219,29 @@ def declared_default(group: str | None, name: str) -> Any:
     raise KeyError(f"no option [{group}] {name}")
 
 
-def load(argv: Sequence[str] | None = None, prog: str = "kiln") -> cfg.ConfigOpts:
+def load(argv: Sequence[str] | None = None, prog: str = "kiln",
+         description: str | None = None) -> cfg.ConfigOpts:
     """Build a fresh ConfigOpts from argv (``--config-file``, else the first of
     :data:`DEFAULT_CONFIG_FILES`) and the environment, with ``state_path`` resolved to
     an absolute path once (:func:`state_path`), so that no reader depends on the current
-    directory."""
+    directory. ``description`` heads ``--help``, followed by :func:`help_epilog`."""
     conf = cfg.ConfigOpts()
     register_opts(conf)
-    conf(list(argv or []), project="kiln", prog=prog, default_config_files=_default_files())
+    conf(list(argv or []), project="kiln", prog=prog, default_config_files=_default_files(),
+         description=description, epilog=help_epilog())
     conf.set_override("state_path", state_path(conf))
     return conf
+
+
+def help_epilog() -> str:
+    """The end of every command's ``--help``: where options come from, so that an operator
+    need not read this module to learn the config files or the environment's form.
+    argparse expands ``%(prog)s``."""
+    files = " and ".join(DEFAULT_CONFIG_FILES)
+    return ("Options are read from the files given with --config-file, else from the first "
+            f"of {files} that exists. Every option can also be set in the environment as "
+            "OS_<GROUP>__<OPTION>, which wins over the files ([DEFAULT] options as "
+            "OS_DEFAULT__<OPTION>), e.g. OS_API__BIND_PORT=18004 %(prog)s")
 
 
 def _default_files() -> list[str]:

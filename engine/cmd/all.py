@@ -16,9 +16,16 @@ from waitress.server import create_server
 
 from engine import bootstrap
 
+#: The head of ``kiln-all --help``.
+DESCRIPTION = (
+    "Run Kiln, an orchestration service compatible with OpenStack Heat, on one machine: "
+    "the Heat API (served by waitress) and a worker that carries out stack operations, in "
+    "one process. The database is a SQLite file under state_path unless [database] "
+    "connection names another. Create it first with kiln-manage db upgrade.")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    kiln = bootstrap.start(argv, "kiln-all")
+    kiln = bootstrap.start(argv, "kiln-all", DESCRIPTION)
     conf = kiln.conf
     stop = threading.Event()
     worker = kiln.worker()

@@ -10,6 +10,13 @@ from gunicorn.app.base import BaseApplication
 
 from engine import bootstrap
 
+#: The head of ``kiln-api --help``.
+DESCRIPTION = (
+    "Serve Kiln's Heat-compatible HTTP API under gunicorn: [api] workers processes of "
+    "[api] threads threads each. It only records stack operations in the database; "
+    "kiln-engine workers sharing that database (PostgreSQL, for more than one process) "
+    "carry them out.")
+
 
 class _Gunicorn(BaseApplication):
     def __init__(self, argv: Sequence[str], options: dict[str, Any]) -> None:
@@ -29,7 +36,8 @@ class _Gunicorn(BaseApplication):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    kiln = bootstrap.start(args, "kiln-api")  # fail before forking, not in every worker
+    # Fail before forking, not in every worker.
+    kiln = bootstrap.start(args, "kiln-api", DESCRIPTION)
     conf = kiln.conf
     kiln.db.dispose()
     print(f"Kiln API listening on {kiln.api_url}/v1/<tenant-id>", flush=True)

@@ -8,9 +8,15 @@ from collections.abc import Sequence
 
 from engine import bootstrap
 
+#: The head of ``kiln-engine --help``.
+DESCRIPTION = (
+    "Run one Kiln worker: it claims the stack operations and resource steps that the API "
+    "records in the database and carries them out. Start more of them, on this machine or "
+    "others sharing the database, to scale out.")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    kiln = bootstrap.start(argv, "kiln-engine")
+    kiln = bootstrap.start(argv, "kiln-engine", DESCRIPTION)
     stop = threading.Event()
     worker = kiln.worker()
 
