@@ -227,10 +227,22 @@ def load(argv: Sequence[str] | None = None, prog: str = "kiln",
     directory. ``description`` heads ``--help``, followed by :func:`help_epilog`."""
     conf = cfg.ConfigOpts()
     register_opts(conf)
+    _without_shell_completion(conf)
     conf(list(argv or []), project="kiln", prog=prog, default_config_files=_default_files(),
          description=description, epilog=help_epilog())
     conf.set_override("state_path", state_path(conf))
     return conf
+
+
+def _without_shell_completion(conf: cfg.ConfigOpts) -> None:
+    """Drop oslo.config's ``--shell_completion``: it reads a template that its wheel does
+    not ship (FileNotFoundError), and Kiln's commands have nothing but --config-file and
+    --config-dir to complete. Both halves are needed: oslo.config answers
+    ``--shell_completion bash`` in first position before argparse sees it, so the option
+    must be gone from the parser and the shells from the ones it answers; argparse then
+    refuses it as any unknown option (exit 2)."""
+    conf.unregister_opt(cfg.ConfigOpts._shell_completion_opt)
+    conf.supported_shell_completion = []
 
 
 def help_epilog() -> str:
