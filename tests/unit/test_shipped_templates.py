@@ -1,0 +1,25 @@
+"""The example templates Kiln ships (etc/kiln/templates, used by the README) build into
+a valid IR with the real resource types, so a shipped example can never be invalid."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from engine.ir.build import build, pseudo_parameters
+from engine.resources.registry import ResourceTypeRegistry
+from engine.template.loader import load
+from engine.template.parse import parse_text
+
+TEMPLATES = sorted((pathlib.Path(__file__).parents[2] / "etc/kiln/templates").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
+def test_a_shipped_template_builds(path: pathlib.Path, registry: ResourceTypeRegistry) -> None:
+    stack = build(load(parse_text(path.read_text(), path.name)), {},
+                  pseudo_parameters("stack-id", path.stem, "tenant-id"), registry.get,
+                  constraints=registry.constraint)
+
+    assert stack.resources
+    assert stack.outputs
