@@ -15,6 +15,13 @@ from engine.template.parse import parse_text
 TEMPLATES = sorted((pathlib.Path(__file__).parents[2] / "etc/kiln/templates").glob("*.yaml"))
 
 
+def test_the_examples_the_readme_names_are_shipped() -> None:
+    readme = (pathlib.Path(__file__).parents[2] / "README.rst").read_text()
+    named = {name for name in (path.name for path in TEMPLATES) if name in readme}
+
+    assert named and named == {path.name for path in TEMPLATES}
+
+
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
 def test_a_shipped_template_builds(path: pathlib.Path, registry: ResourceTypeRegistry) -> None:
     stack = build(load(parse_text(path.read_text(), path.name)), {},
