@@ -14,22 +14,7 @@ from heatclient import exc as heat_exc
 
 from tests.functional import servers
 from tests.functional.conftest import heat_for, unique, wait_for_status
-
-
-def group_of_groups(outer: int, inner: int) -> str:
-    return f"""\
-heat_template_version: 2018-08-31
-resources:
-  outer:
-    type: OS::Heat::ResourceGroup
-    properties:
-      count: {outer}
-      resource_def:
-        type: OS::Heat::ResourceGroup
-        properties:
-          count: {inner}
-          resource_def: {{type: OS::Heat::None}}
-"""
+from tests.templates import group_of_groups
 
 
 @pytest.fixture(scope="module")

@@ -21,25 +21,10 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.services.records import StackRecord
 from engine.worker.loop import WorkerLoop, WorkerSettings
 from tests.stack_api import StackApi
+from tests.templates import group_of_groups
 from tests.unit.conftest import Clock
 
 LIMIT = 10
-
-
-def group_of_groups(outer: int, inner: int) -> str:
-    return f"""\
-heat_template_version: 2018-08-31
-resources:
-  outer:
-    type: OS::Heat::ResourceGroup
-    properties:
-      count: {outer}
-      resource_def:
-        type: OS::Heat::ResourceGroup
-        properties:
-          count: {inner}
-          resource_def: {{type: OS::Heat::None}}
-"""
 
 
 def stack_of(count: int) -> str:
