@@ -51,6 +51,9 @@ lint: $(BIN)/python
 
 ## make test: the linters, then the whole suite.
 test: lint
+	@# Compiled once here, not in every test worker, server and kiln-manage call: the
+	@# environment may set PYTHONDONTWRITEBYTECODE, which only compileall overrides.
+	$(BIN)/python -m compileall -q engine plugins migrations tests
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal -p no:cacheprovider \
 		--cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
 

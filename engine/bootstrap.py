@@ -7,40 +7,44 @@ built objects, never ``cfg.CONF``.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
 
-from engine import budget, config
-from engine.api.app import ApiServices, ApiSettings, create_app
+from engine import budget, config, logs
 from engine.clock import Clock, utcnow
 from engine.db import migration
+from engine.db.queue_depth import read_queue_depth
 from engine.db.session import Database, sqlite_file
 from engine.errors import DatabaseMissing, KilnError, PluginConfigInvalid
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
+from engine.metrics import QueueDepth
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
 from engine.services.events import StackEvents
 from engine.services.health import HealthService
-from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
-from engine.services.proposals import StackLimits
-from engine.services.resource_types import ResourceTypes
 from engine.services.stack_actions import StackActions
-from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_reads import StackReads
-from engine.services.stack_resources import StackResources
-from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
-from engine.worker.loop import WorkerLoop, WorkerSettings
-from engine.worker.poison import PoisonRule
+
+if TYPE_CHECKING:
+    # Imported where they are built, not at the top: the API (falcon, every endpoint),
+    # the worker and these services bring the template functions and yaql with them,
+    # some 250 ms of CPU that every kiln-manage command would pay, and most use none.
+    from engine.services.lifecycle import LifecycleService
+    from engine.services.proposals import StackLimits
+    from engine.services.resource_types import ResourceTypes
+    from engine.services.stack_dry_runs import StackDryRuns
+    from engine.services.stack_resources import StackResources
+    from engine.services.stack_writes import StackWrites
+    from engine.worker.loop import WorkerLoop
 
 WsgiApp = Callable[..., Any]
 
@@ -87,6 +91,8 @@ class Kiln:
 
     @functools.cached_property
     def lifecycle_service(self) -> LifecycleService:
+        from engine.services.lifecycle import LifecycleService  # see TYPE_CHECKING above
+
         return LifecycleService(self.lifecycle)
 
     @functools.cached_property
@@ -96,6 +102,8 @@ class Kiln:
 
     @functools.cached_property
     def stack_limits(self) -> StackLimits:
+        from engine.services.proposals import StackLimits  # see TYPE_CHECKING above
+
         return StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
@@ -103,10 +111,14 @@ class Kiln:
 
     @functools.cached_property
     def stack_writes(self) -> StackWrites:
+        from engine.services.stack_writes import StackWrites  # see TYPE_CHECKING above
+
         return StackWrites(self.db, self.registry, self.stack_limits, self.clock, self.irs)
 
     @functools.cached_property
     def stack_dry_runs(self) -> StackDryRuns:
+        from engine.services.stack_dry_runs import StackDryRuns  # see TYPE_CHECKING above
+
         return StackDryRuns(self.db, self.registry, self.stack_limits, self.clock, self.irs,
                             lifecycle=self.lifecycle_service)
 
@@ -116,6 +128,8 @@ class Kiln:
 
     @functools.cached_property
     def stack_resources(self) -> StackResources:
+        from engine.services.stack_resources import StackResources  # see TYPE_CHECKING above
+
         return StackResources(self.db, self.registry, self.clock, self.irs)
 
     @functools.cached_property
@@ -124,9 +138,15 @@ class Kiln:
 
     @functools.cached_property
     def resource_types(self) -> ResourceTypes:
+        from engine.services.resource_types import ResourceTypes  # see TYPE_CHECKING above
+
         return ResourceTypes(self.registry)
 
-    def wsgi_app(self) -> WsgiApp:
+    def wsgi_app(self, *, metrics_multiprocess_dir: str | None = None) -> WsgiApp:
+        """The API; with ``metrics_multiprocess_dir`` (kiln-api) its /metrics sums the
+        metrics every gunicorn worker keeps there."""
+        from engine.api.app import ApiServices, ApiSettings, create_app  # see TYPE_CHECKING
+
         actions = StackActions(self.db, self.clock,
                                self.conf.engine.stack_action_timeout_seconds)
         services = ApiServices(
@@ -138,7 +158,8 @@ class Kiln:
             health=HealthService(self.db))
         return create_app(services, ApiSettings(
             max_body_bytes=self.conf.api.max_body_bytes,
-            healthcheck_detailed=self.conf.api.healthcheck_detailed))
+            healthcheck_detailed=self.conf.api.healthcheck_detailed,
+            metrics_multiprocess_dir=metrics_multiprocess_dir))
 
     @functools.cached_property
     def workers(self) -> WorkerService:
@@ -149,6 +170,9 @@ class Kiln:
         return OperatorService(self.db, self.clock, self.stack_reads, self.tenants, self.workers)
 
     def worker(self) -> WorkerLoop:
+        from engine.worker.loop import WorkerLoop, WorkerSettings  # see TYPE_CHECKING above
+        from engine.worker.poison import PoisonRule
+
         engine = self.conf.engine
         settings = WorkerSettings(
             max_parallel_steps=engine.max_parallel_steps, lease_seconds=engine.lease_seconds,
@@ -163,6 +187,11 @@ class Kiln:
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
                           lifecycle=self.lifecycle, clock=self.clock, irs=self.irs)
 
+    def queue_depth(self) -> QueueDepth | None:
+        """What the workers have before them, for the gauges a metrics scrape reads in
+        the processes that run a worker (``engine.metrics.queue_depth_reported``)."""
+        return read_queue_depth(self.db, self.clock)
+
     @property
     def api_url(self) -> str:
         host = self.conf.api.bind_host
@@ -176,13 +205,30 @@ class Kiln:
         return str(self.conf.api.public_url or self.api_url).rstrip("/")
 
 
-def load_config(argv: Sequence[str], prog: str,
-                description: str | None = None) -> cfg.ConfigOpts:
+def load_config(argv: Sequence[str], prog: str, description: str | None = None, *,
+                configure_logs: bool = True) -> cfg.ConfigOpts:
+    """The configuration, and the process's logging set up from it (``engine.logs``)
+    unless ``configure_logs`` is False (kiln-manage: cliff owns its console, see
+    ``engine.cli.app``). A log file that cannot be opened stops the process (exit 1)."""
     conf = config.load(argv, prog=prog, description=description)
-    logging.basicConfig(
-        level=logging.DEBUG if conf.debug else logging.INFO, stream=sys.stderr,
-        format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
+    if configure_logs:
+        settings = log_settings(conf)
+        try:
+            logs.configure(settings)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            # fileConfig raises any of these for a file that is missing or wrong.
+            path = settings.config_file or settings.file
+            print(f"{prog}: cannot set up logging from {path}: "
+                  f"{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            raise SystemExit(1) from None
     return conf
+
+
+def log_settings(conf: cfg.ConfigOpts) -> logs.LogSettings:
+    return logs.LogSettings(
+        level="DEBUG" if conf.debug else str(conf.log_level).upper(),
+        file=config.log_path(conf, "log_file"), format=conf.log_format,
+        config_file=config.log_path(conf, "log_config_file"))
 
 
 def start(argv: Sequence[str] | None, prog: str, description: str) -> Kiln:
@@ -215,7 +261,8 @@ def build(conf: cfg.ConfigOpts, *, check_schema: bool = True,
                                   files=", ".join(config.config_files(conf)) or "none")
         os.makedirs(os.path.dirname(path), exist_ok=True)
     db = Database(url, pool_size=conf.database.pool_size,
-                  sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms)
+                  sqlite_busy_timeout_ms=conf.database.sqlite_busy_timeout_ms,
+                  connect_timeout_seconds=conf.database.connect_timeout_seconds)
     if check_schema:
         migration.ensure_current(db)
     budget.configure(evaluation_budget(conf))

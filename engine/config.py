@@ -38,7 +38,30 @@ default_opts = [
         sample_default="<hostname>",
         help="Name of this host, recorded with every worker that runs here.",
     ),
-    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
+    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level (overrides log_level)."),
+    cfg.StrOpt("log_level", default="INFO", ignore_case=True, choices=[
+        ("DEBUG", "also each resource step's start and end, and libraries' details"),
+        ("INFO", "the API's access line (one per request, logger kiln.access), each "
+                 "operation's end, workers starting and stopping"),
+        ("WARNING", "what went wrong but was handled: a lost lease, a plugin's error"),
+        ("ERROR", "failures that need an operator: a Kiln bug, an operation given up")],
+               help="Least severe log lines written."),
+    cfg.StrOpt("log_file",
+               help="File the servers (kiln-all, kiln-api, kiln-engine) log to, reopened "
+               "when logrotate moves it (no copytruncate needed). ~ is the user's home; a "
+               "relative path is taken from state_path. Unset: standard error. kiln-manage "
+               "ignores the log_* options: its -v, -q and --log-file decide."),
+    cfg.StrOpt("log_format", default="text", choices=[
+        ("text", "one line per record, the request id, tenant, stack (name/id) and "
+                 "operation it is about in brackets"),
+        ("json", "one JSON object per line, the same as keys of their own")],
+               help="How log lines are written (specs/logging.rst)."),
+    cfg.StrOpt("log_config_file",
+               help="A Python logging.config.fileConfig file (handlers for syslog, "
+               "journald, rotation, ...) used instead of log_level, log_file and "
+               "log_format; resolved as log_file is. Its formats may use %(request_id)s, "
+               "%(tenant_id)s, %(stack_name)s, %(stack_id)s and %(operation_id)s, or the "
+               "class engine.logs.TextFormatter or engine.logs.JsonFormatter."),
 ]
 
 database_opts = [
@@ -52,6 +75,12 @@ database_opts = [
                "(PostgreSQL)."),
     cfg.IntOpt("sqlite_busy_timeout_ms", default=30000, min=0,
                help="How long a SQLite writer waits for the single write lock."),
+    cfg.IntOpt("connect_timeout_seconds", default=10, min=2,
+               help="How long opening a PostgreSQL connection may take before it fails "
+               "(the driver's connect_timeout; 2 is its least), so that a database host "
+               "that drops packets fails a request or a step in seconds instead of "
+               "minutes. A connect_timeout in the query of [database] connection takes "
+               "precedence."),
 ]
 
 api_opts = [
@@ -136,6 +165,15 @@ engine_opts = [
                  "error, doubled before each further try (at most 60 s). With the "
                  "defaults an operation that keeps failing ends about 3.5 s after its "
                  "first failure; one that kills its worker, after a lease per try."),
+    cfg.HostAddressOpt("metrics_host", default="127.0.0.1",
+                       help="Address kiln-engine serves its Prometheus metrics on (see "
+                       "metrics_port)."),
+    cfg.PortOpt("metrics_port", default=0,
+                help="Port kiln-engine serves its Prometheus metrics on, at "
+                "http://<metrics_host>:<metrics_port>/metrics; 0: not served. Several "
+                "kiln-engine processes on one machine need a port each (give each its "
+                "own with OS_ENGINE__METRICS_PORT). kiln-api and kiln-all serve /metrics "
+                "on the API's port instead."),
 ]
 
 template_opts: list[cfg.Opt] = [
@@ -285,6 +323,15 @@ def state_path(conf: cfg.ConfigOpts) -> str:
 def config_files(conf: cfg.ConfigOpts) -> list[str]:
     """The config files this configuration was read from."""
     return [os.path.abspath(path) for path in conf.config_file or []]
+
+
+def log_path(conf: cfg.ConfigOpts, option: str) -> str | None:
+    """``[DEFAULT] log_file`` or ``log_config_file``, absolute: ``~`` expanded, and a
+    relative path taken from ``state_path``, beside the SQLite file; None when unset."""
+    value = getattr(conf, option)
+    if not value:
+        return None
+    return os.path.normpath(os.path.join(state_path(conf), os.path.expanduser(str(value))))
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

@@ -13,6 +13,7 @@ from engine.api.endpoints import (
     health,
     lifecycle,
     lookup_arn,
+    metrics,
     not_provided,
     resource_types,
     resources,
@@ -46,6 +47,9 @@ class ApiSettings:
     revision: str = dataclasses.field(default_factory=versions.package_version)
     #: ``[api] healthcheck_detailed``: the detailed /healthcheck view for every caller.
     healthcheck_detailed: bool = False
+    #: kiln-api's PROMETHEUS_MULTIPROC_DIR: /metrics sums every gunicorn worker's metrics
+    #: kept there. None: the process's own (kiln-all).
+    metrics_multiprocess_dir: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +73,9 @@ def create_app(svc: ApiServices, settings: ApiSettings
                ) -> falcon.App[falcon.Request, falcon.Response]:
     # A tuple, so that mypy checks each component against Falcon's middleware protocols.
     app = falcon.App(middleware=(
+        middleware.RequestMetrics(),
         middleware.RequestId(),
+        middleware.AccessLog(),
         middleware.UrlText(),
         middleware.BodyLimit(settings.max_body_bytes),
         middleware.Authenticate(svc.tenants),
@@ -83,6 +89,8 @@ def create_app(svc: ApiServices, settings: ApiSettings
     # No tenant in the path, so Authenticate lets it through: a load balancer has no token.
     app.add_route("/healthcheck", health.Healthcheck(
         svc.health, svc.tenants, detailed=settings.healthcheck_detailed))
+    # No tenant in the path either: a Prometheus server has no token.
+    app.add_route("/metrics", metrics.Metrics(settings.metrics_multiprocess_dir))
     app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
     app.add_route(T + "/services", services.ServiceCollection(svc.workers))
 

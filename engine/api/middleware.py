@@ -1,24 +1,82 @@
-"""Per-request plumbing: request id, text a URL may not hold, body-size limit, token ->
-RequestContext."""
+"""Per-request plumbing: request metrics, request id, access log and log context, text a
+URL may not hold, body-size limit, token -> RequestContext."""
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from typing import Any
 
 import falcon
 
+from engine import logs, metrics
 from engine.context import RequestContext
 from engine.errors import BadRequest, InvalidTenant, RequestLimitExceeded
 from engine.services.tenants import TenantService
 
 REQUEST_ID_HEADER = "x-openstack-request-id"
+ACCESS_LOG = logging.getLogger(logs.ACCESS_LOGGER)
+
+
+class RequestMetrics:
+    """Count every request and time it (``kiln_http_requests_total``,
+    ``kiln_http_request_duration_seconds``), by the route template that matched, never
+    by the path, which holds tenant ids and stack names. First of the components, so the
+    time covers the others and every answer is counted, refusals included (Falcon calls
+    each ``process_response`` after its error handlers)."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.metrics_started = time.monotonic()
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        metrics.http_request(req.uri_template, req.method, resp.status_code,
+                             time.monotonic() - req.context.metrics_started)
 
 
 class RequestId:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.request_id = f"req-{uuid.uuid4()}"
         resp.set_header(REQUEST_ID_HEADER, req.context.request_id)
+
+
+class AccessLog:
+    """One INFO line per request on logger ``kiln.access``, errors included (Falcon calls
+    every component's ``process_response`` after its error handlers, and after a
+    component's ``process_request`` raised): the client's address, method, path with
+    query, status and duration, under the request's log context. The context (request
+    id, the URL's tenant, its stack name and id) is bound for the whole request, so that
+    every line logged while serving it carries it. Comes after ``RequestId``."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.monotonic()
+        req.context.log_token = logs.bind(request_id=req.context.request_id)
+
+    def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         params: dict[str, Any]) -> None:
+        # Rebound, not added to: the outer binding is reset whole at the response.
+        logs.unbind(req.context.log_token)
+        req.context.log_token = logs.bind(
+            request_id=req.context.request_id, tenant_id=params.get("tenant_id"),
+            stack_name=params.get("stack_name"), stack_id=params.get("stack_id"))
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        token = getattr(req.context, "log_token", None)
+        if token is None:
+            return  # an earlier component's process_request raised before ours ran
+        try:
+            duration_ms = round((time.monotonic() - req.context.started) * 1000, 1)
+            path = f"{req.path}?{req.query_string}" if req.query_string else req.path
+            status = resp.status_code
+            ACCESS_LOG.info("%s %s %s %d %.1fms", req.remote_addr, req.method, path, status,
+                            duration_ms, extra={
+                                "remote_addr": req.remote_addr, "method": req.method,
+                                "path": path, "status": status, "duration_ms": duration_ms})
+        finally:
+            # The server's thread serves the next request with nothing bound.
+            logs.unbind(token)
 
 
 class UrlText:

@@ -8,6 +8,7 @@ a bug: its traceback goes to stderr too, since its message alone rarely says eno
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from cliff.app import App
 from cliff.command import Command
 from cliff.commandmanager import CommandManager
 
+from engine import logs
 from engine.cli.commands import (
     db,
     operations,
@@ -98,6 +100,16 @@ class KilnManage(App):
             migration.ensure_current(self._kiln.db)
             self._schema_checked = True
         return self._kiln
+
+    def configure_logging(self) -> None:
+        """cliff's console (and --log-file) handlers, as its -v/-q/--debug options
+        promise, with Kiln's log context and third-party floors (``engine.logs``): a
+        command's lines go to whoever runs it, never to the services' [DEFAULT] log_file
+        (an admin's command must not create, or write as another user, the services'
+        file)."""
+        super().configure_logging()
+        for handler in logging.getLogger().handlers:
+            logs.adopt(handler)
 
     def run(self, argv: list[str]) -> int:
         if not argv:  # cliff would start an interactive shell; an admin tool wants a verb

@@ -14,7 +14,7 @@ from typing import Any
 
 from waitress.server import create_server
 
-from engine import bootstrap
+from engine import bootstrap, metrics
 
 #: The head of ``kiln-all --help``.
 DESCRIPTION = (
@@ -61,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, shut_down)
-        server.run()
+        with metrics.queue_depth_reported(kiln.queue_depth):  # /metrics on the API's port
+            server.run()
     except OSError:
         if not stop.is_set():
             raise

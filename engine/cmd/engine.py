@@ -1,12 +1,14 @@
-"""``kiln-engine``: one worker process; start more of them to scale out."""
+"""``kiln-engine``: one worker process; start more of them to scale out. With
+``[engine] metrics_port`` it serves its Prometheus metrics on a port of its own."""
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Sequence
 
-from engine import bootstrap
+from engine import bootstrap, metrics
 
 #: The head of ``kiln-engine --help``.
 DESCRIPTION = (
@@ -17,6 +19,20 @@ DESCRIPTION = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     kiln = bootstrap.start(argv, "kiln-engine", DESCRIPTION)
+    host, port = kiln.conf.engine.metrics_host, kiln.conf.engine.metrics_port
+    stop_metrics = None
+    if port:
+        try:
+            stop_metrics = metrics.serve(host, port)
+        except OSError as exc:
+            # Usually another kiln-engine on this machine with the same port: one line,
+            # as kiln-all says it of its API port.
+            print(f"kiln-engine: cannot serve metrics on {host}:{port}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            kiln.db.dispose()
+            return 1
+        shown = f"[{host}]" if ":" in host else host
+        print(f"Kiln engine metrics at http://{shown}:{port}/metrics", flush=True)
     stop = threading.Event()
     worker = kiln.worker()
 
@@ -27,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, shut_down)
     print(f"Kiln engine worker {worker.id} running", flush=True)
-    worker.run(stop)
+    with metrics.queue_depth_reported(kiln.queue_depth):
+        worker.run(stop)
+    if stop_metrics is not None:
+        stop_metrics()
     kiln.db.dispose()
     return 0

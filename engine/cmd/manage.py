@@ -11,7 +11,8 @@ from engine.cli import app
 
 def main(argv: Sequence[str] | None = None) -> int:
     def build(config_args: Sequence[str], create_database: bool) -> bootstrap.Kiln:
-        conf = bootstrap.load_config(config_args, "kiln-manage")
+        # cliff has set up the command's logging (-v, -q, --log-file): see engine.cli.app.
+        conf = bootstrap.load_config(config_args, "kiln-manage", configure_logs=False)
         return bootstrap.build(conf, check_schema=False, create_database=create_database)
 
     return app.main(list(sys.argv[1:] if argv is None else argv), build)

@@ -9,6 +9,7 @@ A lease that is not renewed expires, and the row can then be claimed by anyone.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
@@ -27,7 +28,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 from sqlalchemy.sql.elements import Case
 
+from engine import metrics
 from engine.db.models import Operation, Step, Worker
+from engine.db.session import after_commit
 from engine.vocabulary import OperationState, StepState
 
 Now = datetime.datetime
@@ -87,6 +90,12 @@ def claim_operations(session: Session, owner: str, now: Now, lease_seconds: floa
     A new operation waits while the stack's previous one still owes post-op calls, so
     every plugin hears how one operation ended before it is asked about the next."""
     operations = list(session.scalars(CLAIMABLE_OPERATIONS, {"now": now, "limit": limit}))
+    # A holder that let its lease lapse mid-phase: its try still counted. One that gave
+    # the operation back (a graceful stop) took its try back, and one that finished a
+    # phase released it.
+    _count_takeovers(session, "operation", sum(
+        1 for operation in operations
+        if operation.lease_owner not in (None, owner) and operation.failures > 0))
     for operation in operations:
         operation.lease_owner = owner
         operation.lease_expires_at = _expiry(now, lease_seconds)
@@ -164,6 +173,10 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
         if suspect:
             alone = step.failures >= alone_from
         claimed.append(ClaimedStep(step, suspect))
+    # A step given back (a failure's back-off, a graceful stop) has no owner left.
+    _count_takeovers(session, "step", sum(
+        1 for step, _ in claimed
+        if step.state == StepState.RUNNING and step.lease_owner not in (None, owner)))
     for step, _ in claimed:
         step.state = StepState.RUNNING
         step.lease_owner = owner
@@ -174,6 +187,12 @@ def claim_steps(session: Session, owner: str, now: Now, lease_seconds: float,
         if step.started_at is None:
             step.started_at = now
     return claimed
+
+
+def _count_takeovers(session: Session, kind: str, count: int) -> None:
+    """``kiln_lease_takeovers_total``, once the claim commits."""
+    if count:
+        after_commit(session, functools.partial(metrics.lease_taken_over, kind, count))
 
 
 def back_off_step(session: Session, step: Step, owner: str, not_before: Now) -> bool:

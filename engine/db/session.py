@@ -4,7 +4,9 @@ SQLite: WAL so readers do not block the writer; ``BEGIN IMMEDIATE`` so every wri
 transaction takes the write lock up front (a deferred transaction that later tries to write
 is the classic source of "database is locked"), while :meth:`Database.read` uses a plain
 ``BEGIN`` and never takes it; a busy timeout; foreign keys on.
-PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to.
+PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to, and
+a connect timeout so that an unreachable host fails a connection in seconds, not after the
+operating system's TCP timeout.
 """
 
 from __future__ import annotations
@@ -12,18 +14,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeAlias
 
 from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from engine import metrics
 from engine.db.wakeup import WorkSignal, watch_commits
 from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
+_AFTER_COMMIT = "kiln_after_commit"
 LOG = logging.getLogger(__name__)
 
 #: The session type, for annotations in the layers that may not import sqlalchemy
@@ -33,13 +37,16 @@ DbSession: TypeAlias = Session
 
 class Database:
     def __init__(self, url: str, *, pool_size: int = 10, sqlite_busy_timeout_ms: int = 30000,
-                 ) -> None:
+                 connect_timeout_seconds: int = 10) -> None:
         self.url = url
-        self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms)
+        self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms,
+                                   connect_timeout_seconds)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # Fired when a transaction of this process writes work (see engine.db.wakeup).
         self.work = WorkSignal()
         watch_commits(self._sessions, self.work)
+        event.listen(self._sessions, "after_commit", _run_after_commit)
+        event.listen(self._sessions, "after_soft_rollback", _drop_after_commit)
         self._read_sessions = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}),
                                            expire_on_commit=False)
 
@@ -102,6 +109,7 @@ class _Attempt:
                     and _transient(exc.__cause__)):
                 raise
             LOG.info("transaction aborted (%s); running it again", exc.message)
+            metrics.database_retry()
             self.aborted = True
             return True
 
@@ -111,15 +119,35 @@ def _transient(error: BaseException | None) -> bool:
     return getattr(getattr(error, "orig", None), "sqlstate", None) in ("40P01", "40001")
 
 
+def after_commit(session: Session, call: Callable[[], object]) -> None:
+    """Run ``call`` once ``session``'s transaction has committed, never when it rolls
+    back: what counts a row's change in a metric counts it once, even when the change is
+    undone and made again (a round of steps redone one by one after a bug)."""
+    session.info.setdefault(_AFTER_COMMIT, []).append(call)
+
+
+def _run_after_commit(session: Session) -> None:
+    for call in session.info.pop(_AFTER_COMMIT, ()):
+        call()
+
+
+def _drop_after_commit(session: Session, previous: SessionTransaction) -> None:
+    if not previous.nested:  # a savepoint's rollback leaves the transaction's work
+        session.info.pop(_AFTER_COMMIT, None)
+
+
 @contextlib.contextmanager
 def map_database_errors() -> Iterator[None]:
-    """Connection-level failures become ``DatabaseUnavailable`` (503), cause kept."""
+    """Connection-level failures become ``DatabaseUnavailable`` (503), cause kept, and
+    are counted (``kiln_database_errors_total``)."""
     try:
         yield
     except OperationalError as exc:
+        metrics.database_error(metrics.ABORTED if _transient(exc) else metrics.UNAVAILABLE)
         raise DatabaseUnavailable(reason=_first_line(exc.orig)) from exc
     except DBAPIError as exc:
         if exc.connection_invalidated:
+            metrics.database_error(metrics.UNAVAILABLE)
             raise DatabaseUnavailable(reason=_first_line(exc.orig)) from exc
         raise
 
@@ -128,7 +156,8 @@ def _first_line(error: Any) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
+def _make_engine(url: str, pool_size: int, busy_timeout_ms: int,
+                 connect_timeout_seconds: int) -> Engine:
     # hide_parameters: a statement's error text would otherwise carry its bound values
     # (resource data, properties, hidden parameters) into the log lines that report it.
     if url.startswith("sqlite"):
@@ -154,5 +183,9 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int) -> Engine:
             connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
+    # Without connect_timeout psycopg waits 130 s, and libpq for as long as the kernel
+    # retries the TCP handshake; a timeout the operator wrote into the URL stays.
+    connect_args = ({} if "connect_timeout" in make_url(url).query
+                    else {"connect_timeout": connect_timeout_seconds})
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
-                         hide_parameters=True)
+                         hide_parameters=True, connect_args=connect_args)

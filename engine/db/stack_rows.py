@@ -5,6 +5,8 @@ request takes, and the inserts of a new stack or operation, the database's refus
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from sqlalchemy import (
     func,
@@ -74,6 +76,40 @@ def request_id_of(session: Session, operation_id: str) -> str:
     from the API's log to the engine's."""
     context = session.scalar(select(Operation.context).where(Operation.id == operation_id))
     return str(context.get("request_id", "") if context else "")
+
+
+def running_request_id(session: Session, stack_id: str) -> str:
+    """The request id of the stack's unfinished operation ("" if none, or not recorded),
+    read without a lock: a nested stack's operations carry their parent's, so that one
+    request is followed into its whole tree."""
+    context = session.scalar(select(Operation.context).where(
+        Operation.stack_id == stack_id, Operation.finished_at.is_(None)))
+    return str(context.get("request_id", "") if context else "")
+
+
+class OperationLabel(NamedTuple):
+    """What log lines about an operation name (``engine.logs`` binds them): the request
+    that started it, its tenant, and its stack by name and id."""
+
+    operation_id: str
+    request_id: str
+    tenant_id: str
+    stack_name: str
+    stack_id: str
+
+
+def operation_labels(session: Session, operation_ids: Iterable[str]
+                     ) -> dict[str, OperationLabel]:
+    """The labels of the operations that exist among ``operation_ids``, in one query."""
+    ids = set(operation_ids)
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(Operation.id, Operation.context, Stack.tenant_id, Stack.name, Stack.id)
+        .join(Stack, Stack.id == Operation.stack_id).where(Operation.id.in_(ids)))
+    return {operation_id: OperationLabel(operation_id, str((context or {}).get(
+        "request_id", "")), tenant_id, name, stack_id)
+        for operation_id, context, tenant_id, name, stack_id in rows}
 
 
 def add_operation(session: Session, stack: Stack, operation: Operation) -> None:

@@ -14,19 +14,16 @@ import hashlib
 import pickle
 import threading
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import cachetools
 
 from engine.errors import StackValidationFailed
-from engine.ir.build import (
-    ConstraintLookup,
-    TypeLookup,
-    build_from_document,
-    pseudo_parameters,
-)
 from engine.ir.model import ResolvedStack
 from engine.template.parse import document
+
+if TYPE_CHECKING:
+    from engine.ir.build import ConstraintLookup, TypeLookup
 
 IR_CACHE_SIZE = 256
 # Operations whose IR is found by their id; an entry is a key, not an IR, so only
@@ -142,6 +139,11 @@ class StoredIrs:
             return self._cache.setdefault(key, ir)
 
     def _build(self, stack: StoredStack) -> ResolvedStack:
+        # Imported on the first build, not with this module: the template functions (yaql
+        # among them) cost some 60 ms of CPU, which every kiln-manage command would pay,
+        # and most build no IR.
+        from engine.ir.build import build_from_document, pseudo_parameters
+
         # The stored object, not the text: it was validated with its lines when accepted,
         # and parsing JSON is far cheaper than parsing YAML.
         return build_from_document(document(stack.template), stack.parameters,

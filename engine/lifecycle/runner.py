@@ -9,6 +9,7 @@ however long a plugin is allowed to take.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import logging
 import threading
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from engine import metrics
 from engine.context import RequestContext
 from engine.lifecycle.base import Denied, Warn
 from engine.lifecycle.registry import LoadedPlugin
@@ -90,7 +92,10 @@ def invoke(loaded: LoadedPlugin, phase: str, call: Call,
             outcome["error"] = exc
 
     started = time.monotonic()
-    thread = threading.Thread(target=run, name=f"lifecycle-{loaded.name}", daemon=True)
+    # In a copy of the caller's context: the plugin's own log lines name the operation,
+    # its stack and its request as the caller's do (engine.logs).
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,),
+                              name=f"lifecycle-{loaded.name}", daemon=True)
     thread.start()
     deadline = started + loaded.timeout_seconds
     while thread.is_alive():
@@ -100,11 +105,12 @@ def invoke(loaded: LoadedPlugin, phase: str, call: Call,
         thread.join(min(remaining, heartbeat_seconds))
         if heartbeat is not None and thread.is_alive():
             heartbeat()
-    duration_ms = int((time.monotonic() - started) * 1000)
+    seconds = time.monotonic() - started
     record = _verdict(loaded, phase, call, outcome, timed_out=thread.is_alive())
-    record = dataclasses.replace(record, duration_ms=duration_ms)
+    record = dataclasses.replace(record, duration_ms=int(seconds * 1000))
+    metrics.lifecycle_plugin_call(loaded.name, phase, record.verdict, seconds)
     if record.verdict in (ERROR, TIMEOUT):
-        LOG.warning("stack %s: %s", call.stack.id, record.summary(),
+        LOG.warning("stack %s/%s: %s", call.stack.name, call.stack.id, record.summary(),
                     exc_info=outcome.get("error"))
     return record
 

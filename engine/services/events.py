@@ -12,7 +12,6 @@ from engine.db import event_rows, stack_trees
 from engine.db.models import Event
 from engine.db.session import Database
 from engine.errors import EventNotFound, InvalidFilter
-from engine.ir.provider import MAX_NESTED_DEPTH
 from engine.services.records import EventRecord
 from engine.services.stack_lookup import named_stack
 
@@ -52,6 +51,10 @@ class StackEvents:
             ascending = True  # Heat: known sort keys without a direction sort ascending
         else:
             ascending = query.ascending
+        # Imported here, not at the top: engine.ir.provider brings the template functions
+        # (yaql among them), which every kiln-manage command would load with this module.
+        from engine.ir.provider import MAX_NESTED_DEPTH
+
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
             nested = stack_trees.descendants(session, stack.id,

@@ -4,11 +4,15 @@ the loop until the step is closed, failed or lost."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime
 import enum
 from collections.abc import Mapping
 from typing import Any
 
+from engine import logs
+from engine.db.stack_rows import OperationLabel
 from engine.resources.base import Resource
 from engine.resources.drift import Drift
 
@@ -51,3 +55,14 @@ class HeldStep:
     converge: bool = False
     # What observing the backend found (a check, a converging update); None: not looked.
     drift: Drift | None = None
+    # Its first claim (the step row's ``started_at``): where its duration starts.
+    started_at: datetime.datetime | None = None
+    # What its log lines name: its operation, the request that started it, its stack.
+    label: OperationLabel | None = None
+
+    def bound_logs(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose log lines are about this step's operation and stack, with its
+        stack's hidden values masked (``engine.logs``)."""
+        fields = self.label._asdict() if self.label else {
+            "operation_id": self.operation_id, "stack_id": self.stack_id}
+        return logs.bound(secrets=self.secrets, **fields)

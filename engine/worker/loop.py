@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from engine import metrics
 from engine.clock import Clock, utcnow
 from engine.db import leases
 from engine.db.models import Worker
@@ -180,10 +181,12 @@ class WorkerLoop:
             lost = set(self._held) - kept
             ended = leases.cancelled_steps(session, lost)
         for step_id in lost:
-            if step_id in ended:  # a timeout or a cancel: nothing went wrong here
-                LOG.info("worker %s stops step %s: its operation ended", self.id, step_id)
-            else:
-                LOG.warning("worker %s lost the lease of step %s", self.id, step_id)
+            with self._held[step_id].bound_logs():
+                if step_id in ended:  # a timeout or a cancel: nothing went wrong here
+                    LOG.info("worker %s stops step %s: its operation ended", self.id,
+                             step_id)
+                else:
+                    LOG.warning("worker %s lost the lease of step %s", self.id, step_id)
             del self._held[step_id]
         self._last_heartbeat = now.timestamp()
 
@@ -210,8 +213,13 @@ class WorkerLoop:
         if limit <= 0:
             return False
         with self._db.transaction() as session:
-            claimed = [op.id for op in leases.claim_operations(
-                session, self.id, now, self._settings.lease_seconds, limit)]
+            operations = leases.claim_operations(
+                session, self.id, now, self._settings.lease_seconds, limit)
+            claimed = [op.id for op in operations]
+            # Its first claim: no worker had it before (a takeover's is a later one).
+            started = [op.action for op in operations if op.attempt == 1]
+        for action in started:
+            metrics.operation_started(action)
         for index, operation_id in enumerate(claimed):
             if self._pool is None:
                 try:

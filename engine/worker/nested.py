@@ -43,6 +43,11 @@ class WorkerNestedStacks:
         self._resource = resource_name
         self._max_depth = max_depth
 
+    def _context(self, session: DbSession, stack: Stack) -> OperationContext:
+        """The context of an operation on ``stack`` (the parent, or a child), asked for
+        by the parent's running operation."""
+        return _context(stack, stack_rows.running_request_id(session, self._parent_id))
+
     def template_file(self, name: str) -> Any:
         with self._db.read() as session:
             files = dict(stack_rows.load_stack(session, self._parent_id).files or {})
@@ -74,7 +79,7 @@ class WorkerNestedStacks:
                 created_at=now, owner_id=parent.id, parent_resource=self._resource,
                 nested_depth=depth, **definition)
             operation = transitions.new_operation(
-                _context(parent), child_id, Action.CREATE, now,
+                self._context(session, parent), child_id, Action.CREATE, now,
                 (minutes or 0) * 60 or DEFAULT_TIMEOUT_SECONDS)
             transitions.begin_stack(session, stack, operation,
                                     reasons.stack_started(Action.CREATE), now)
@@ -106,7 +111,7 @@ class WorkerNestedStacks:
                 "environment": target["environment"], "files": target["files"]}
             stack.timeout_mins = timeout_mins or stack.timeout_mins
             transitions.begin(session, stack, transitions.new_operation(
-                _context(parent), stack_id, Action.UPDATE, now,
+                self._context(session, parent), stack_id, Action.UPDATE, now,
                 (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS,
                 {"previous": previous, "target": definition}),
                 reasons.stack_started(Action.UPDATE), now)
@@ -118,7 +123,7 @@ class WorkerNestedStacks:
         with self._db.transaction() as session:
             running = stack_rows.unfinished_operation(session, stack_id)
             stack = stack_rows.load_stack(session, stack_id)
-            context = _context(stack)
+            context = self._context(session, stack)
             if stack.deleted_at is not None:
                 return
             timeout = (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS
@@ -139,7 +144,7 @@ class WorkerNestedStacks:
                 return  # a step taken over asking again
             stack = stack_rows.load_stack(session, stack_id)
             transitions.begin(session, stack, transitions.new_operation(
-                _context(stack), stack_id, action, now,
+                self._context(session, stack), stack_id, action, now,
                 (stack.timeout_mins or 0) * 60 or DEFAULT_TIMEOUT_SECONDS),
                 reasons.stack_started(action), now)
 
@@ -225,9 +230,10 @@ def _same_definition(stored: Mapping[str, Any], target: Mapping[str, Any]) -> bo
     return all(stored.get(key) == target.get(key) for key in ("template", "parameters"))
 
 
-def _context(stack: Stack) -> OperationContext:
+def _context(stack: Stack, request_id: str) -> OperationContext:
     """The requester a child's operations record: the stack's owner, acting for its
-    tenant (lifecycle plugins see nested operations as Heat's do)."""
+    tenant (lifecycle plugins see nested operations as Heat's do), and the request the
+    parent's operation came from, so that its log lines lead to the child's."""
     return {"tenant_id": stack.tenant_id, "token_tenant_id": stack.tenant_id, "role": "",
-            "request_id": "", "username": stack.owner or "",
+            "request_id": request_id, "username": stack.owner or "",
             "nested_in": stack.owner_id or stack.id}

@@ -15,13 +15,13 @@ import functools
 import logging
 from collections.abc import Callable
 
-from engine import budget, reasons
+from engine import budget, logs, metrics, reasons
 from engine.clock import Clock
 from engine.db import resource_rows, stack_rows, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack, StackOutput
 from engine.db.models import Resource as ResourceRow
-from engine.db.session import Database, DbSession
+from engine.db.session import Database, DbSession, after_commit
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
@@ -55,13 +55,19 @@ class OperationDriver:
         self._lifecycle_calls = lifecycle_calls
 
     def advance(self, operation_id: str) -> None:
-        """Do whichever phases the claimed operation is ready for, then release it."""
-        try:
-            outcome = self._guarded(operation_id, self._phases)
-            if outcome is not None:
-                self._guarded(operation_id, functools.partial(self._notify, outcome=outcome))
-        except LeaseLost:
-            LOG.warning("operation %s was taken over by another worker", operation_id)
+        """Do whichever phases the claimed operation is ready for, then release it. Every
+        line logged meanwhile, the lifecycle plugins' included, names the operation, its
+        stack and the request that started it (``engine.logs``)."""
+        with self._db.read() as session:
+            label = stack_rows.operation_labels(session, [operation_id]).get(operation_id)
+        with logs.bound(**(label._asdict() if label else {"operation_id": operation_id})):
+            try:
+                outcome = self._guarded(operation_id, self._phases)
+                if outcome is not None:
+                    self._guarded(operation_id,
+                                  functools.partial(self._notify, outcome=outcome))
+            except LeaseLost:
+                LOG.warning("operation %s was taken over by another worker", operation_id)
 
     def _guarded(self, operation_id: str, run: Callable[[str], str | None]) -> str | None:
         """``run`` a phase; an unexpected error in it is logged and the operation given
@@ -179,11 +185,12 @@ class OperationDriver:
         stack = stack_rows.load_stack(session, operation.stack_id)
         _owe_post_ops(operation)
         reason = self._internal_error(operation, request_id)
-        LOG.error("operation %s (request %s): given up after %d tries; stack %s %s",
-                  operation.id, request_id, self._rule.attempts, stack.id, reason)
+        LOG.error("operation %s (request %s): given up after %d tries; stack %s/%s %s",
+                  operation.id, request_id, self._rule.attempts, stack.name, stack.id,
+                  reason)
         transitions.give_up(session, operation, stack, reasons.aborted(operation.action),
                             reason, now)
-        _log_end(operation, stack, Status.FAILED)
+        _log_end(session, operation, stack, Status.FAILED, now)
         return Status.FAILED if operation.state == OperationState.NOTIFYING else None
 
     def _abandon(self, session: DbSession, operation: Operation, now: datetime.datetime) -> None:
@@ -193,8 +200,11 @@ class OperationDriver:
         LOG.error("operation %s: giving up failed too; ending it without post-ops",
                   operation.id)
         request_id = stack_rows.request_id_of(session, operation.id)
+        ending = operation.finished_at is None  # else it ended already, and was counted
         transitions.abandon(session, operation, self._internal_error(operation, request_id),
                             now)
+        if ending:
+            _count_end(session, operation, Status.FAILED, now)
         release_operation(session, operation)
 
     def _internal_error(self, operation: Operation, request_id: str) -> str:
@@ -287,7 +297,7 @@ class OperationDriver:
             if action in (Action.UPDATE, Action.ROLLBACK):
                 self._settle_requires(session, operation.id, stack)
         transitions.conclude(session, operation, stack, status, reason, now)
-        _log_end(operation, stack, status)
+        _log_end(session, operation, stack, status, now)
         if failed and _rolls_back(operation, stack):
             transitions.start_rollback(session, operation, stack,
                                        reasons.stack_started(Action.ROLLBACK), now)
@@ -338,8 +348,22 @@ class OperationDriver:
         return outputs
 
 
-def _log_end(operation: Operation, stack: Stack, status: Status) -> None:
-    LOG.info("stack %s %s %s", stack.id, stack_action(operation.action), status)
+def _log_end(session: DbSession, operation: Operation, stack: Stack, status: Status,
+             now: datetime.datetime) -> None:
+    LOG.info("stack %s/%s %s %s", stack.name, stack.id, stack_action(operation.action),
+             status)
+    _count_end(session, operation, status, now)
+
+
+def _count_end(session: DbSession, operation: Operation, status: Status,
+               now: datetime.datetime) -> None:
+    """Count the operation's end in the metrics once it commits: the stack's final
+    status, or CANCELLED for one a cancel failed."""
+    cancelled = status == Status.FAILED and transitions.cancelled_by(operation) is not None
+    after_commit(session, functools.partial(
+        metrics.operation_finished, operation.action,
+        metrics.CANCELLED if cancelled else str(status),
+        (now - operation.created_at).total_seconds()))
 
 
 def _owe_post_ops(operation: Operation) -> None:

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import budget, reasons
+from engine import budget, logs, reasons
 from engine.clock import Clock
 from engine.db import leases, resource_rows, stack_rows, steps
 from engine.db.leases import LeaseLost
@@ -63,7 +63,7 @@ class StepRunner:
         self._db = db
         self._rule = rule or PoisonRule()
         self._owner = owner
-        self._writes = StepWrites(owner)
+        self._writes = StepWrites(owner, registry)
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
@@ -85,13 +85,14 @@ class StepRunner:
         still waiting (the others are closed, failed or lost)."""
         started: list[HeldStep] = []
         for held in self._prepare_many(step_ids):
-            try:
-                if self._start(held):
-                    started.append(held)
-            except DatabaseUnavailable:
-                raise
-            except Exception as exc:  # noqa: BLE001 -- a bug in this step's start
-                self._unexpected(held.step_id, exc, held)
+            with held.bound_logs():
+                try:
+                    if self._start(held):
+                        started.append(held)
+                except DatabaseUnavailable:
+                    raise
+                except Exception as exc:  # noqa: BLE001 -- a bug in this step's start
+                    self._unexpected(held.step_id, exc, held)
         return self.poll_many(started)
 
     def _start(self, held: HeldStep) -> bool:
@@ -111,6 +112,7 @@ class StepRunner:
                 self._fail_quietly(held, exc)
                 return False
             held.phase = StepPhase.STARTED
+            LOG.debug("resource %s: %s started", held.resource_name, held.kind or held.action)
         return True
 
     def poll_many(self, helds: Sequence[HeldStep]) -> list[HeldStep]:
@@ -121,26 +123,29 @@ class StepRunner:
         failed: list[tuple[HeldStep, Exception]] = []
         bugs: list[tuple[HeldStep, Exception]] = []
         for held in helds:
-            try:
-                _, check = action_methods(held.instance, held.action, held.adopt)
-            except Exception as exc:  # noqa: BLE001 -- a bug in this step only
-                bugs.append((held, exc))
-                continue
-            try:
-                finished = held.phase == StepPhase.NOTHING_TO_DO or check(held.token)
-            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
-                failed.append((held, exc))
-                continue
-            if finished:
-                held.phase = StepPhase.FINISHED
-                done.append(held)
-                continue
-            now = self._clock().timestamp()
-            held.interval = FIRST_POLL_SECONDS if held.phase == StepPhase.STARTED else min(
-                held.interval * 2, self._max_poll)
-            hint = _next_check_in(held)
-            held.next_poll_at = now + (held.interval if hint is None else hint)
-            waiting.append(held)
+            with held.bound_logs():
+                try:
+                    _, check = action_methods(held.instance, held.action, held.adopt)
+                except Exception as exc:  # noqa: BLE001 -- a bug in this step only
+                    bugs.append((held, exc))
+                    continue
+                try:
+                    finished = held.phase == StepPhase.NOTHING_TO_DO or check(held.token)
+                except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                    failed.append((held, exc))
+                    continue
+                if finished:
+                    held.phase = StepPhase.FINISHED
+                    LOG.debug("resource %s: %s finished", held.resource_name,
+                              held.kind or held.action)
+                    done.append(held)
+                    continue
+                now = self._clock().timestamp()
+                held.interval = FIRST_POLL_SECONDS if held.phase == StepPhase.STARTED \
+                    else min(held.interval * 2, self._max_poll)
+                hint = _next_check_in(held)
+                held.next_poll_at = now + (held.interval if hint is None else hint)
+                waiting.append(held)
         to_save = [h for h in waiting if h.phase == StepPhase.STARTED
                    or dict(h.instance.data) != h.saved_data]
         lost: set[int] = set()
@@ -148,7 +153,8 @@ class StepRunner:
             lost = self._in_one_or_each(done + to_save, functools.partial(
                 self._close_round, now=self._clock()))
         for held, error in failed:
-            self._fail_quietly(held, error)
+            with held.bound_logs():
+                self._fail_quietly(held, error)
         for held, error in bugs:
             self._unexpected(held.step_id, error, held)
         return [h for h in waiting if h.step_id not in lost]
@@ -230,6 +236,14 @@ class StepRunner:
         ``_prepare_in``). Should failing it be what raised, close the step alone with
         the fewest writes, its resource row left as it was but for the physical id
         ``held`` recorded (``_keep_physical_id``)."""
+        if held is not None:
+            with held.bound_logs():
+                self._count_unexpected(step_id, exc, held)
+        else:
+            self._count_unexpected(step_id, exc, None)
+
+    def _count_unexpected(self, step_id: int, exc: Exception, held: HeldStep | None
+                          ) -> None:
         now = self._clock()
         try:
             with self._db.transaction() as session:
@@ -253,8 +267,10 @@ class StepRunner:
                     action = Action.DELETE if step.action == Action.CLEANUP else step.action
                     reason = failure_reason(self._internal_error(step, request_id),
                                             step.resource_name, ())
-                    steps.fail_step(session, step, self._owner, now,
-                                    reasons.resource_failed(action, reason))
+                    if steps.fail_step(session, step, self._owner, now,
+                                       reasons.resource_failed(action, reason)):
+                        self._writes.count_finished(session, step.resource_type,
+                                                    Status.FAILED, step.started_at, now)
                 else:
                     leases.back_off_step(session, step, self._owner,
                                          now + self._rule.backoff(step.failures))
@@ -317,7 +333,8 @@ class StepRunner:
                     self._unexpected(step_id, one)
         for held in prepared:
             if held.failure is not None:
-                self._fail_quietly(held, held.failure)
+                with held.bound_logs():
+                    self._fail_quietly(held, held.failure)
         return [held for held in prepared if held.failure is None]
 
     def _prepare_round(self, session: DbSession, step_ids: Sequence[int], now: datetime.datetime
@@ -337,6 +354,8 @@ class StepRunner:
         stacks = {stack_id: stack_rows.load_stack(session, stack_id) for stack_id in names}
         rows = {(row.stack_id, row.name): row for stack_id, wanted in names.items()
                 for row in resource_rows.list_resources_named(session, stack_id, wanted)}
+        # The steps of one round may belong to many operations, of many stacks.
+        labels = stack_rows.operation_labels(session, {step.operation_id for step in claimed})
         prepared: list[HeldStep] = []
         self._quiet = []
         try:
@@ -345,19 +364,27 @@ class StepRunner:
                 if index and self._round_too_long(begun):
                     self._give_back_rest(session, ordered[index:], len(ordered))
                     break
+                label = labels.get(step.operation_id)
                 try:
-                    held = self._prepare_in(session, step, now, stacks[step.stack_id],
-                                            rows[(step.stack_id, step.resource_name)])
+                    with logs.bound(**(label._asdict() if label else {})):
+                        held = self._prepare_in(session, step, now, stacks[step.stack_id],
+                                                rows[(step.stack_id, step.resource_name)])
                 except LeaseLost:  # raised before anything of this step was written
                     continue
                 if held is not None:
+                    held.label = label
                     prepared.append(held)
-            by_operation: dict[str, list[int]] = {}
+            by_operation: dict[str, list[Step]] = {}
             for step in self._quiet:
-                by_operation.setdefault(step.operation_id, []).append(step.id)
-            for operation_id, ids in by_operation.items():
+                by_operation.setdefault(step.operation_id, []).append(step)
+            for operation_id, quiet in by_operation.items():
                 # A step whose lease was lost meanwhile stays open for its new holder.
-                steps.complete_steps(session, operation_id, ids, self._owner, now)
+                closed = steps.complete_steps(session, operation_id,
+                                              [step.id for step in quiet], self._owner, now)
+                for step in quiet:
+                    if step.id in closed:
+                        self._writes.count_finished(session, step.resource_type,
+                                                    Status.COMPLETE, step.started_at, now)
         finally:
             self._quiet = []
         return prepared
@@ -416,7 +443,8 @@ class StepRunner:
                         phase=StepPhase.WAITING if step.started else StepPhase.PREPARED,
                         saved_data=dict(decision.instance.data), adopt=decision.adopt,
                         prop_diff=decision.prop_diff, kind=KIND[decision.outcome],
-                        converge=decision.converge, failure=decision.failure)
+                        converge=decision.converge, failure=decision.failure,
+                        started_at=step.started_at)
         if (held.failure is None and held.action in REDEFINING
                 and held.phase == StepPhase.PREPARED):
             try:

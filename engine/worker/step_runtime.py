@@ -22,6 +22,13 @@ from engine.worker.nested import WorkerNestedStacks
 #: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
 Placements = Callable[[str, str], Mapping[str, Any] | None]
 
+# NOTE: URL-safe base64 starts with "-" one time in 64, and an argparse tool given such a
+# secret reads it as an option; a prefix never starts with "-". It also lets scanners and
+# people tell a leaked signal token from a tenant token (``kiln_``,
+# engine/services/tenants.py). Tokens issued before it still authenticate: only the hash
+# of the whole secret is compared.
+SIGNAL_TOKEN_PREFIX = "kilnsig_"
+
 
 class StepRuntime:
     """The ``engine.resources.base.Runtime`` a resource instance gets from the worker."""
@@ -79,7 +86,7 @@ class StepRuntime:
         if self._replaced:
             raise RuntimeError("a replaced resource cannot issue signal tokens")
         # As a tenant token: 256 random bits shown once, only the sha256 stored.
-        secret = secret_tokens.token_urlsafe(32)
+        secret = SIGNAL_TOKEN_PREFIX + secret_tokens.token_urlsafe(32)
         with self._db.transaction() as session:
             token = signals.add_signal_token(session, self._row_id, self._generation, secret,
                                              self._clock())

@@ -6,18 +6,20 @@ is another worker's now."""
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 from collections.abc import Sequence
 
-from engine import reasons
+from engine import metrics, reasons
 from engine.db import resource_rows, stack_rows, steps
 from engine.db.leases import LeaseLost
 from engine.db.models import PropertyDrift, Stack, Step
 from engine.db.models import Resource as ResourceRow
-from engine.db.session import DbSession
+from engine.db.session import DbSession, after_commit
 from engine.db.transitions import add_replaced_resource_event, set_resource_state
 from engine.errors import KilnError
 from engine.resources.drift import drift_reason
+from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import redact
 from engine.vocabulary import Action, Status
 from engine.worker.held_step import HeldStep, StepPhase
@@ -30,8 +32,9 @@ REDEFINING = (Action.CREATE, Action.UPDATE, Action.ADOPT)
 class StepWrites:
     """The writes of the steps ``owner`` holds (the lease owner every write checks)."""
 
-    def __init__(self, owner: str) -> None:
+    def __init__(self, owner: str, registry: ResourceTypeRegistry) -> None:
         self._owner = owner
+        self._registry = registry
 
     def save(self, session: DbSession, held: HeldStep) -> None:
         """Save a waiting step's progress: its token, and what its handler recorded."""
@@ -64,6 +67,8 @@ class StepWrites:
                 session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
             for held in group:
                 if held.step_id in closed:
+                    self.count_finished(session, held.resource_type, Status.COMPLETE,
+                                        held.started_at, now)
                     row = rows[held.resource_name]
                     self._keep_handler_state(row, held)
                     set_resource_state(session, stack, row, held.action, Status.COMPLETE,
@@ -75,6 +80,7 @@ class StepWrites:
         step = session.get(Step, held.step_id)
         if step is None or not steps.complete_step(session, step, self._owner, now):
             raise LeaseLost()
+        self.count_finished(session, held.resource_type, Status.COMPLETE, held.started_at, now)
         row = self.row(session, held)
         stack = stack_rows.load_stack(session, held.stack_id)
         if held.kind == Action.CLEANUP:
@@ -120,11 +126,12 @@ class StepWrites:
         action = action or (Action.DELETE if step.action == Action.CLEANUP else step.action)
         reason = failure_reason(exc, row.name, secrets)
         if not isinstance(exc, KilnError):
-            LOG.info("resource %s of stack %s failed %s: %s", row.name, stack.id, action,
-                     type(exc).__name__)
+            LOG.info("resource %s of stack %s/%s failed %s: %s", row.name, stack.name,
+                     stack.id, action, type(exc).__name__)
         if not steps.fail_step(session, step, self._owner, now,
                                reasons.resource_failed(action, reason)):
             raise LeaseLost()
+        self.count_finished(session, step.resource_type, Status.FAILED, step.started_at, now)
         if step.action != Action.CLEANUP:
             set_resource_state(session, stack, row, action, Status.FAILED, reason, now)
         else:
@@ -132,6 +139,19 @@ class StepWrites:
             add_replaced_resource_event(session, stack, row,
                                         replaced["physical_id"] if replaced else None,
                                         row.type, action, Status.FAILED, reason, now)
+
+    def count_finished(self, session: DbSession, resource_type: str | None, outcome: Status,
+                       started_at: datetime.datetime | None, now: datetime.datetime) -> None:
+        """Count a step this transaction closes, once it commits (a round redone step by
+        step after a bug counts each once). The type is its name when a plugin registers
+        it, else ``other``: a provider template's name is a tenant's text (an alias is
+        resolved to the type it names before the step runs)."""
+        label = metrics.OTHER_TYPE
+        if resource_type is not None and self._registry.find(resource_type) is not None:
+            label = resource_type
+        seconds = None if started_at is None else (now - started_at).total_seconds()
+        after_commit(session, functools.partial(metrics.step_finished, label, str(outcome),
+                                                seconds))
 
     def _record_drift(self, row: ResourceRow, held: HeldStep) -> str:
         """Store what a completed action learnt of the resource's drift; the reason of

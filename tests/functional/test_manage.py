@@ -158,7 +158,7 @@ def test_tenant_and_token_commands(site: Site) -> None:
 
 def test_demo_env_is_stable_and_private(tmp_path: pathlib.Path) -> None:
     env = servers.kiln_environment(tmp_path, None, 18123)
-    manage(env, "db", "upgrade")
+    servers.migrate(env)  # in this process: test_db_commands_and_a_schema_behind runs it
     first = manage(env, "demo-env").stdout.strip()
     second = manage(env, "demo-env").stdout.strip()
     assert first == second

@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import datetime
+import json
+import logging
 import pathlib
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from engine import logs
 from engine.context import ADMIN_ROLE, RequestContext
 from engine.db import migration
 from engine.db.session import Database
@@ -91,3 +95,37 @@ def stacks(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackA
 def ctx(db: Database, clock: Clock) -> RequestContext:
     tenant = TenantService(db, clock).create_tenant("t")
     return RequestContext(tenant_id=tenant.id, token_tenant_id=tenant.id, role=ADMIN_ROLE)
+
+
+@pytest.fixture
+def root_logging() -> Iterator[logging.Logger]:
+    """The root logger, put back as found with the loggers whose levels ``engine.logs``
+    raises: ``logs.configure`` (every command's start) sets them for the whole process."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    floors = {name: logging.getLogger(name).level for name in logs.FLOORS}
+    yield root
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(level)
+    for name, floor in floors.items():
+        logging.getLogger(name).setLevel(floor)
+
+
+Logged = Callable[[], list[dict[str, Any]]]
+
+
+@pytest.fixture
+def logged(tmp_path: pathlib.Path, root_logging: logging.Logger) -> Logged:
+    """Kiln's logging set up as a process sets it (``engine.logs.configure``), at DEBUG in
+    JSON to a file; the lines written so far, parsed."""
+    path = tmp_path / "kiln.log"
+    logs.configure(logs.LogSettings(level="DEBUG", file=str(path), format="json"))
+
+    def read() -> list[dict[str, Any]]:
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    return read

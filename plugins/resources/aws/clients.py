@@ -18,14 +18,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import boto3
-import botocore.config
-import botocore.exceptions
 from oslo_config import cfg
 
 from engine.errors import BackendFailed, BackendResourceGone, BackendThrottled
+
+if TYPE_CHECKING:
+    import boto3.session
+    import botocore.exceptions
 
 GROUP = "aws"
 
@@ -77,12 +78,15 @@ class AwsClients:
         self._endpoint_url: str | None = group.endpoint_url
         self._profile: str | None = group.profile
         self._tenant_profiles: dict[str, str] = dict(group.tenant_profiles)
-        self._config = botocore.config.Config(
+        # What botocore's Config is made of; it is made with the first client, since
+        # boto3 and botocore are imported only then (see client()).
+        self._config_args: dict[str, Any] = dict(
             region_name=group.region,
             retries={"total_max_attempts": group.max_attempts, "mode": group.retry_mode},
             connect_timeout=group.connect_timeout, read_timeout=group.read_timeout,
             # Path-style works against every endpoint, loopback ones included.
             s3={"addressing_style": "path"} if group.endpoint_url else None)
+        self._config: Any = None
         # botocore's and urllib3's DEBUG lines carry whole request bodies (template
         # values, hidden ones included) and signed headers: never log them, even when
         # [DEFAULT] debug turns everything else up.
@@ -98,6 +102,15 @@ class AwsClients:
         key = (profile, service)
         with self._lock:
             if key not in self._clients:
+                # Imported here, not at the top: every process loads this service at
+                # start (kiln-manage too, for any command that needs the resource types),
+                # importing boto3 costs each of them about a tenth of a second, and most
+                # never make a client.
+                import boto3.session
+                import botocore.config
+
+                if self._config is None:
+                    self._config = botocore.config.Config(**self._config_args)
                 if profile not in self._sessions:
                     self._sessions[profile] = boto3.session.Session(profile_name=profile)
                 raw = self._sessions[profile].client(
@@ -115,6 +128,8 @@ class Client:
         self.raw = raw
 
     def __getattr__(self, operation: str) -> Callable[..., Any]:
+        import botocore.exceptions  # imported already: ``raw`` is a botocore client
+
         method = getattr(self.raw, operation)
 
         def call(**kwargs: Any) -> Any:

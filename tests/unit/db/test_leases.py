@@ -13,6 +13,7 @@ from engine.db.models import Operation, Step, Worker
 from engine.db.session import Database
 from engine.vocabulary import Action, OperationState, StepState
 from tests.unit.db.conftest import NOW, add_operation, add_stack, later
+from tests.unit.metric_deltas import Moved
 
 LEASE = 30.0
 
@@ -172,6 +173,21 @@ def test_operations_given_back_have_their_try_taken_back(db: Database, tenant_id
     assert operation_row(db, theirs).failures == 1
 
 
+def test_an_operation_whose_holder_let_its_lease_lapse_is_counted_taken_over(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        died = add_operation(session, add_stack(session, tenant_id, "a")).id
+        handed = add_operation(session, add_stack(session, tenant_id, "b")).id
+    claim_operations(db, "w1")
+    with db.transaction() as session:  # a graceful stop hands one over, its try taken back
+        leases.give_back_operations(session, "w1", [handed], later(1))
+    moved = Moved()
+
+    assert set(claim_operations(db, "w2", later(LEASE + 1))) == {died, handed}
+
+    assert moved("kiln_lease_takeovers_total", kind="operation") == 1
+
+
 # --- steps ----------------------------------------------------------------------------------
 
 
@@ -298,3 +314,18 @@ def test_workers_heartbeat_stop_and_are_listed_with_the_steps_they_hold(
         assert session.scalar(select(Worker.id).where(Worker.stopped_at.is_(None))) == "w1"
 
     assert listed == [("w1", later(3), None, 2), ("w2", later(4), later(4), 0)]
+
+
+def test_a_step_whose_holder_let_its_lease_lapse_is_counted_taken_over(
+        db: Database, tenant_id: str) -> None:
+    died, backed_off, ready = add_steps(db, tenant_id, {}, {}, {})
+    claim_steps(db, "w1", limit=2)
+    with db.transaction() as session:
+        leases.back_off_step(session, session.get_one(Step, backed_off), "w1", later(1))
+    moved = Moved()
+
+    # Suspects (the two claimed before) come one per claim.
+    claimed = claim_steps(db, "w2", later(LEASE + 1)) + claim_steps(db, "w2", later(LEASE + 1))
+
+    assert {step_id for step_id, _ in claimed} == {died, backed_off, ready}
+    assert moved("kiln_lease_takeovers_total", kind="step") == 1

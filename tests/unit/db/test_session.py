@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import pathlib
+from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError
 
-from engine.db.session import Database
+from engine import bootstrap, config
+from engine.db.session import Database, after_commit
+from engine.errors import DatabaseUnavailable
+from tests.unit.metric_deltas import Moved
+
+# Nothing is connected to: the driver's arguments are caught before the network.
+POSTGRESQL = "postgresql+psycopg://kiln@db.invalid/kiln"
+
+
+class _Caught(Exception):
+    """Raised in place of the driver's connect, once its arguments are seen."""
+
+
+def driver_arguments(database: Database) -> dict[str, Any]:
+    """The keyword arguments the engine hands ``psycopg.connect`` for a new connection."""
+    seen: dict[str, Any] = {}
+
+    @event.listens_for(database.engine, "do_connect")
+    def _catch(_dialect: Any, _record: Any, _args: Any, kwargs: dict[str, Any]) -> None:
+        seen.update(kwargs)
+        raise _Caught
+
+    with pytest.raises(_Caught):
+        database.engine.connect()
+    return seen
 
 
 def test_a_failed_statement_s_error_does_not_carry_its_values(tmp_path: pathlib.Path) -> None:
@@ -24,3 +49,56 @@ def test_a_failed_statement_s_error_does_not_carry_its_values(tmp_path: pathlib.
 
     assert "no_such_table" in str(caught.value)
     assert "hunter2" not in str(caught.value)
+
+
+def test_a_postgresql_connect_is_bounded_by_the_connect_timeout() -> None:
+    # Without it psycopg waits 130 s for a host that drops packets.
+    assert driver_arguments(Database(POSTGRESQL))["connect_timeout"] == 10
+    assert driver_arguments(Database(POSTGRESQL, connect_timeout_seconds=3)
+                            )["connect_timeout"] == 3
+
+
+def test_a_connect_timeout_in_the_url_is_kept() -> None:
+    database = Database(f"{POSTGRESQL}?connect_timeout=7", connect_timeout_seconds=3)
+    assert driver_arguments(database)["connect_timeout"] == "7"
+
+
+def test_the_database_option_reaches_the_driver(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: pathlib.Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kiln/kiln.conf of the machine
+    monkeypatch.setenv("OS_DATABASE__CONNECTION", POSTGRESQL)
+    monkeypatch.setenv("OS_DATABASE__CONNECT_TIMEOUT_SECONDS", "4")
+    kiln = bootstrap.build(config.load([]), check_schema=False)
+    try:
+        assert driver_arguments(kiln.db)["connect_timeout"] == 4
+    finally:
+        kiln.db.dispose()
+
+
+def test_after_commit_runs_once_the_transaction_commits_and_never_after_a_rollback(
+        db: Database) -> None:
+    ran: list[str] = []
+    with db.transaction() as session:
+        after_commit(session, lambda: ran.append("committed"))
+        with session.begin_nested() as savepoint:
+            savepoint.rollback()  # a savepoint's rollback leaves the transaction's calls
+        assert ran == []
+    assert ran == ["committed"]
+
+    with pytest.raises(RuntimeError), db.transaction() as session:
+        after_commit(session, lambda: ran.append("rolled back"))
+        raise RuntimeError
+    with db.transaction():
+        pass  # the next transaction runs nothing left over
+    assert ran == ["committed"]
+
+
+def test_a_database_that_does_not_answer_is_counted(tmp_path: pathlib.Path) -> None:
+    moved = Moved()
+    database = Database(f"sqlite:///{tmp_path}/missing/kiln.sqlite")
+    try:
+        with pytest.raises(DatabaseUnavailable), database.read() as session:
+            session.execute(text("SELECT 1"))
+    finally:
+        database.dispose()
+    assert moved("kiln_database_errors_total", kind="unavailable") == 1

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from engine import logs
 from engine.context import RequestContext
 from engine.distributions import Origin
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
@@ -23,6 +24,7 @@ from engine.lifecycle.runner import (
     invoke,
 )
 from engine.lifecycle.view import StackView, freeze
+from tests.unit.metric_deltas import Moved
 
 CONTEXT = RequestContext(tenant_id="tenant-1", token_tenant_id="tenant-1", role="member",
                          request_id="req-1")
@@ -195,6 +197,21 @@ def test_a_post_op_timeout_never_blocks(release: threading.Event) -> None:
         "timeout", False, False)
 
 
+def test_each_call_is_counted_by_plugin_phase_and_verdict_and_timed(
+        release: threading.Event) -> None:
+    moved = Moved()
+
+    invoke(loaded(Hanging(release), name="slow-gate", timeout=0.05), PRE, call())
+    invoke(loaded(Scripted(), name="slow-gate"), POST, call())
+
+    assert moved("kiln_lifecycle_plugin_calls_total", plugin="slow-gate", phase="pre",
+                 verdict="timeout") == 1
+    assert moved("kiln_lifecycle_plugin_calls_total", plugin="slow-gate", phase="post",
+                 verdict="done") == 1
+    assert moved("kiln_lifecycle_plugin_call_duration_seconds_sum", plugin="slow-gate",
+                 phase="pre") >= 0.05
+
+
 def test_the_heartbeat_is_called_while_a_plugin_takes_its_time(
         release: threading.Event) -> None:
     beats: list[float] = []
@@ -230,6 +247,22 @@ def test_a_heartbeat_that_raises_stops_the_wait(release: threading.Event) -> Non
 
 
 # --- messages -----------------------------------------------------------------------------
+
+
+def test_a_plugins_lines_carry_its_callers_log_context() -> None:
+    seen: list[dict[str, str]] = []
+
+    class Logging(Scripted):
+        def do_pre_op(self, cnxt: RequestContext, stack: StackView,
+                      current_stack: StackView | None = None,
+                      action: str | None = None) -> Warn | None:
+            seen.append(dict(logs.current()))  # what its log lines would carry
+            return None
+
+    with logs.bound(request_id="req-1", stack_name="teststack"):
+        invoke(loaded(Logging()), PRE, call())
+
+    assert seen == [{"request_id": "req-1", "stack_name": "teststack"}]
 
 
 def test_messages_have_their_whitespace_collapsed() -> None:

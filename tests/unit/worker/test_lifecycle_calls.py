@@ -19,7 +19,7 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.models import Operation, Resource, Step
 from engine.db.session import Database
 from engine.distributions import Origin
-from engine.ir import stored
+from engine.ir import build
 from engine.ir.build import build_from_document
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
 from engine.lifecycle.registry import LoadedPlugin
@@ -680,7 +680,8 @@ def test_the_pre_ops_the_plan_and_the_steps_share_one_ir_per_definition(
         built.append(args[0])
         return build_from_document(*args, **kwargs)
 
-    monkeypatch.setattr(stored, "build_from_document", counting)
+    # StoredIrs imports the builder on its first build: patched where it is looked up.
+    monkeypatch.setattr(build, "build_from_document", counting)
     loop = worker_for(stacks, [loaded(Recording("a", log))])
     name, stack_id = create(stacks, ctx, TEMPLATE)
     run(loop)

@@ -1,9 +1,10 @@
 """The runtime a resource instance gets from the worker (``engine.worker.step_runtime``),
 on a SQLite file: its stable key, where a replaced resource's physical id goes, and
-signal tokens issued and revoked per generation."""
+signal tokens issued (prefixed ``kilnsig_``) and revoked per generation."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from engine.context import RequestContext
 from engine.db import resource_rows, signals, stack_rows
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
-from engine.worker.step_runtime import StepRuntime
+from engine.worker.step_runtime import SIGNAL_TOKEN_PREFIX, StepRuntime
 from tests.unit.conftest import Clock
 from tests.unit.worker.test_step_decision import REPLACED, Scene
 
@@ -60,6 +61,14 @@ def test_only_a_replaced_resource_writes_its_physical_id_itself(scene: Scene) ->
                                         "data": {"k": 2}})
 
 
+def lamp_token(scene: Scene, lamp: StepRuntime, secret: str) -> str | None:
+    """The id of the token with ``secret`` if it may signal ``lamp``."""
+    with scene.db.read() as session:
+        return signals.find_signal_token(
+            session, secret, tenant_id=lamp.tenant_id, stack_name="lamps",
+            stack_id=scene.stack_id, resource_name="lamp")
+
+
 def test_signal_tokens_are_stored_hashed_for_one_generation(scene: Scene) -> None:
     lamp = runtime(scene)
     issued = lamp.issue_signal_token()
@@ -67,10 +76,7 @@ def test_signal_tokens_are_stored_hashed_for_one_generation(scene: Scene) -> Non
                           "/resources/lamp/signal")
 
     def found(secret: str) -> str | None:
-        with scene.db.read() as session:
-            return signals.find_signal_token(
-                session, secret, tenant_id=lamp.tenant_id, stack_name="lamps",
-                stack_id=scene.stack_id, resource_name="lamp")
+        return lamp_token(scene, lamp, secret)
 
     assert found(issued.secret) is not None
     assert found(issued.secret + "x") is None
@@ -81,6 +87,27 @@ def test_signal_tokens_are_stored_hashed_for_one_generation(scene: Scene) -> Non
 
     with pytest.raises(RuntimeError):
         runtime(scene, replaced=True).issue_signal_token()
+
+
+def test_a_signal_token_has_its_prefix_and_never_starts_with_a_dash(
+        scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    # URL-safe base64 whose first byte is 0xf8-0xfb starts with "-": force one.
+    monkeypatch.setattr(secrets, "token_bytes", lambda n=32: b"\xf8" * (n or 32))
+    lamp = runtime(scene)
+    issued = lamp.issue_signal_token()
+    assert issued.secret.startswith(SIGNAL_TOKEN_PREFIX)
+    assert issued.secret[len(SIGNAL_TOKEN_PREFIX)] == "-"  # what the prefix is protecting from
+    assert not issued.secret.startswith("kiln_")  # told apart from a tenant token
+    assert lamp_token(scene, lamp, issued.secret) == issued.id
+
+
+def test_a_signal_token_issued_before_the_prefix_still_signals(scene: Scene) -> None:
+    lamp = runtime(scene)
+    old = "-" + secrets.token_urlsafe(32)
+    with scene.db.transaction() as session:
+        row_id = resource_rows.get_stack_resource(session, scene.stack_id, "lamp").id
+        token_id = signals.add_signal_token(session, row_id, 0, old, scene.clock()).id
+    assert lamp_token(scene, lamp, old) == token_id
 
 
 def test_a_placement_is_asked_of_the_lifecycle_plugins_by_stack_and_name(

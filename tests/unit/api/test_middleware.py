@@ -1,0 +1,91 @@
+"""engine.api.middleware's AccessLog through the real Falcon app: one kiln.access line per
+request, refusals and errors included, under the request's log context, which every
+other line logged while serving it carries too; no token in any line."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import falcon.testing
+
+from engine import logs
+from engine.bootstrap import Kiln
+from engine.db.session import Database
+from engine.lifecycle.registry import LifecycleRegistry
+from engine.resources.registry import ResourceTypeRegistry
+from engine.services.proposals import StackLimits
+from engine.services.tenants import TenantService
+from tests.stack_api import kiln_config
+from tests.unit.conftest import Clock, Logged
+
+TEMPLATE = """\
+heat_template_version: 2018-08-31
+resources:
+  nothing: {type: OS::Heat::None}
+"""
+
+
+def client(db: Database, registry: ResourceTypeRegistry) -> falcon.testing.TestClient:
+    kiln = Kiln(kiln_config(StackLimits()), db, registry=registry,
+                lifecycle=LifecycleRegistry(()))
+    return falcon.testing.TestClient(kiln.wsgi_app())
+
+
+def access_lines(logged: Logged) -> list[dict[str, Any]]:
+    return [line for line in logged() if line["logger"] == logs.ACCESS_LOGGER]
+
+
+def test_one_access_line_per_request_with_its_id_tenant_status_and_duration(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, logged: Logged) -> None:
+    tenants = TenantService(db, clock)
+    tenant = tenants.create_tenant("t")
+    secret = tenants.create_token(tenant.id, "member").secret
+    app = client(db, registry)
+    auth = {"X-Auth-Token": secret}
+
+    created = app.simulate_post(f"/v1/{tenant.id}/stacks", headers=auth, json={
+        "stack_name": "web", "template": TEMPLATE})
+    listed = app.simulate_get(f"/v1/{tenant.id}/stacks", headers=auth,
+                              query_string="name=web&limit=5")
+    refused = app.simulate_get(f"/v1/{tenant.id}/stacks")  # no token
+    unknown = app.simulate_get("/no/such/route")
+
+    assert [r.status_code for r in (created, listed, refused, unknown)] == [201, 200, 401, 404]
+    lines = access_lines(logged)
+    assert [(line["request_id"], line["tenant_id"], line["method"], line["path"],
+             line["status"]) for line in lines] == [
+        (created.headers["x-openstack-request-id"], tenant.id, "POST",
+         f"/v1/{tenant.id}/stacks", 201),
+        (listed.headers["x-openstack-request-id"], tenant.id, "GET",
+         f"/v1/{tenant.id}/stacks?name=web&limit=5", 200),
+        (refused.headers["x-openstack-request-id"], tenant.id, "GET",
+         f"/v1/{tenant.id}/stacks", 401),
+        (unknown.headers["x-openstack-request-id"], None, "GET", "/no/such/route", 404)]
+    first = lines[0]
+    assert first["level"] == "INFO"
+    assert first["duration_ms"] >= 0
+    assert first["message"] == (f"{first['remote_addr']} POST /v1/{tenant.id}/stacks 201 "
+                                f"{first['duration_ms']:.1f}ms")
+    assert logs.current() == {}, "nothing stays bound after a request"
+    assert secret not in "\n".join(str(line) for line in logged())
+
+
+def test_the_lines_logged_while_serving_a_request_carry_its_context(
+        tmp_path: pathlib.Path, registry: ResourceTypeRegistry, logged: Logged) -> None:
+    # A database that cannot be opened: the request fails with a 503, which is logged.
+    unreachable = Database(f"sqlite:///{tmp_path}/missing/kiln.sqlite")
+    try:
+        result = client(unreachable, registry).simulate_get(
+            "/v1/t-1/stacks/web/s-1/resources", headers={"X-Auth-Token": "kiln_x"})
+    finally:
+        unreachable.dispose()
+
+    assert result.status_code == 503
+    request_id = result.headers["x-openstack-request-id"]
+    warning, access = [line for line in logged() if line["request_id"] == request_id]
+    assert (warning["logger"], warning["level"]) == ("engine.api.errors", "WARNING")
+    assert access["logger"] == logs.ACCESS_LOGGER
+    for line in (warning, access):
+        assert (line["tenant_id"], line["stack_name"], line["stack_id"]) == (
+            "t-1", "web", "s-1")

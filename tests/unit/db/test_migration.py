@@ -1,0 +1,55 @@
+"""The schema check every process and command runs at start, which reads the version table
+without Alembic: it must answer what Alembic answers (the walk through every revision in
+tests/functional/test_migrations.py compares them at each step)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+
+from engine.db import migration
+from engine.db.session import Database
+from engine.errors import SchemaBehind, StartupFailed
+
+
+def test_the_head_this_kiln_needs_is_the_newest_migration() -> None:
+    # A new migration script must move HEAD_REVISION with it.
+    script = ScriptDirectory(migration.script_location())
+    assert script.get_current_head() == migration.HEAD_REVISION
+
+
+def test_a_migrated_database_is_current(db: Database) -> None:
+    assert migration.current_revision(db) == migration.HEAD_REVISION
+    with db.engine.connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == \
+            migration.HEAD_REVISION
+    migration.ensure_current(db)
+
+
+def test_an_empty_database_has_no_revision(tmp_path: pathlib.Path) -> None:
+    empty = Database(f"sqlite:///{tmp_path}/empty.sqlite")
+    try:
+        assert migration.current_revision(empty) is None
+        with pytest.raises(SchemaBehind, match="an empty schema"):
+            migration.ensure_current(empty)
+    finally:
+        empty.dispose()
+
+
+def test_a_database_behind_is_refused_with_both_revisions(db: Database) -> None:
+    with db.engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    with pytest.raises(SchemaBehind) as refused:
+        migration.ensure_current(db)
+    assert "0001" in str(refused.value) and migration.HEAD_REVISION in str(refused.value)
+
+
+def test_a_version_table_with_two_revisions_is_refused(db: Database) -> None:
+    with db.engine.begin() as connection:
+        connection.execute(text("INSERT INTO alembic_version VALUES ('0001')"))
+    with pytest.raises(StartupFailed, match="names 2 revisions"):
+        migration.current_revision(db)
