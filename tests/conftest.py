@@ -30,6 +30,8 @@ settings.register_profile("kiln-slow", settings.get_profile("kiln"), derandomize
                           max_examples=2000)
 
 _HOME = pytest.StashKey[str]()
+# The run order under pytest-xdist, and --record-durations.
+pytest_plugins = ["tests.scheduling"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
