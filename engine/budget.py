@@ -89,6 +89,11 @@ def from_options(option: Callable[[str, str], Any]) -> Budget:
 # What holds until ``engine.bootstrap`` configures the process: the shipped defaults.
 DEFAULT = from_options(config.declared_default)
 
+#: Heat's max_nested_stack_depth: a stack may have children five levels down. Here, with
+#: the other limits, so that what reads it (an events query's depth) need not load the
+#: template functions with ``engine.ir``.
+MAX_NESTED_DEPTH = 5
+
 
 @dataclasses.dataclass
 class _Evaluation:

@@ -26,6 +26,7 @@ import logging
 import logging.config
 import logging.handlers
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -44,8 +45,13 @@ MASK = "******"
 # Third-party loggers whose lines below this level carry what must never be logged:
 # botocore's and urllib3's DEBUG lines hold whole request bodies (template values, hidden
 # ones included), signed headers and credential lookups. DEBUG elsewhere stays DEBUG.
+# The AWS plugin holds the same floor itself when it makes its clients, for a process
+# that never called configure (plugins/resources/aws/clients.py).
 FLOORS = {"botocore": logging.INFO, "boto3": logging.INFO, "s3transfer": logging.INFO,
           "urllib3": logging.INFO}
+# A hidden value shorter than this is masked only where it stands alone (``_masked``).
+SHORT_SECRET = 8
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(context)s %(message)s"
 # The name of the handler configure() installs, so that a second call (kiln-api's
 # workers configure again after gunicorn's fork) replaces it instead of adding one.
@@ -141,21 +147,35 @@ def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
         record.exc_text = logging.Formatter().formatException(record.exc_info)
     record.exc_info = None
     for secret in secrets:
-        message = message.replace(secret, MASK)
+        message = _masked(message, secret)
         if record.exc_text:
-            record.exc_text = record.exc_text.replace(secret, MASK)
+            record.exc_text = _masked(record.exc_text, secret)
     record.msg, record.args = message, None
+
+
+def _masked(text: str, secret: str) -> str:
+    """``text`` with ``secret`` masked. A short secret (a hidden "1" or "yes") is masked
+    where it stands alone, not inside every word or number that holds it, which would
+    leave the line unreadable and show where the value is not."""
+    if len(secret) >= SHORT_SECRET:
+        return text.replace(secret, MASK)
+    return re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", MASK, text)
 
 
 class TextFormatter(logging.Formatter):
     """``2026-11-26 04:00:00,123 1234 INFO engine.worker.operation [req-… tenant=…
-    stack=web/… op=…] message``; ``[-]`` for a line about nothing bound."""
+    stack=web/… op=…] message``; ``[-]`` for a line about nothing bound. Control
+    characters in the message (a newline in a resource name, say) are escaped, so that
+    one record is one line and no text a tenant chose can start a line of its own; a
+    traceback keeps its lines."""
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 -- logging's name
-        return TEXT_FORMAT % {**record.__dict__, "context": context_text(record)}
+        message = _CONTROL.sub(lambda found: repr(found.group())[1:-1], record.message)
+        return TEXT_FORMAT % {**record.__dict__, "message": message,
+                              "context": context_text(record)}
 
 
 def context_text(record: logging.LogRecord) -> str:

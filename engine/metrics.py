@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from typing import ParamSpec
 
 from prometheus_client import (
     CONTENT_TYPE_PLAIN_0_0_4,
@@ -103,7 +105,25 @@ DATABASE_RETRIES = Counter(
 
 # --- recording ----------------------------------------------------------------------------
 
+P = ParamSpec("P")
 
+
+def _never_raises(record: Callable[P, None]) -> Callable[P, None]:
+    """A metric is never worth a request or a worker's tick: in multiprocess mode each
+    count is a write to a file under state_path, which a full disk refuses. The failure
+    is logged and the count lost."""
+    @functools.wraps(record)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            record(*args, **kwargs)
+        except Exception:  # noqa: BLE001
+            LOG.warning("recording metric %s failed", record.__name__, exc_info=True)
+
+    return guarded
+
+
+
+@_never_raises
 def http_request(route: str | None, method: str, status: int, seconds: float) -> None:
     """One answered request. ``route`` is the route template that matched (None: none
     did); the method is bounded here, for a client may send any word."""
@@ -113,15 +133,18 @@ def http_request(route: str | None, method: str, status: int, seconds: float) ->
     HTTP_DURATION.labels(route, method).observe(seconds)
 
 
+@_never_raises
 def operation_started(action: str) -> None:
     OPERATIONS_STARTED.labels(action).inc()
 
 
+@_never_raises
 def operation_finished(action: str, outcome: str, seconds: float) -> None:
     OPERATIONS_FINISHED.labels(action, outcome).inc()
     OPERATION_DURATION.labels(action, outcome).observe(seconds)
 
 
+@_never_raises
 def step_finished(resource_type: str, outcome: str, seconds: float | None) -> None:
     """One closed step. ``resource_type`` is bounded by the caller (a registered type's
     name, else :data:`OTHER_TYPE`); ``seconds`` None: not known, counted only."""
@@ -130,20 +153,24 @@ def step_finished(resource_type: str, outcome: str, seconds: float | None) -> No
         STEP_DURATION.labels(resource_type, outcome).observe(seconds)
 
 
+@_never_raises
 def lease_taken_over(kind: str, count: int = 1) -> None:
     """``kind``: operation or step."""
     LEASE_TAKEOVERS.labels(kind).inc(count)
 
 
+@_never_raises
 def lifecycle_plugin_call(plugin: str, phase: str, verdict: str, seconds: float) -> None:
     PLUGIN_CALLS.labels(plugin, phase, verdict).inc()
     PLUGIN_DURATION.labels(plugin, phase).observe(seconds)
 
 
+@_never_raises
 def database_error(kind: str) -> None:
     DATABASE_ERRORS.labels(kind).inc()
 
 
+@_never_raises
 def database_retry() -> None:
     DATABASE_RETRIES.inc()
 

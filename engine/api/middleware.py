@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+import urllib.parse
 import uuid
 from typing import Any
 
@@ -17,6 +18,9 @@ from engine.services.tenants import TenantService
 
 REQUEST_ID_HEADER = "x-openstack-request-id"
 ACCESS_LOG = logging.getLogger(logs.ACCESS_LOGGER)
+# What a path may show as it is in the access line; anything else is percent-encoded.
+URL_SAFE = "/:@!$&'()*+,;=-._~{}[]"
+QUIET_ROUTES = frozenset({"/healthcheck", "/metrics"})
 
 
 class RequestMetrics:
@@ -31,8 +35,10 @@ class RequestMetrics:
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          req_succeeded: bool) -> None:
-        metrics.http_request(req.uri_template, req.method, resp.status_code,
-                             time.monotonic() - req.context.metrics_started)
+        # Falcon refuses a method it does not know before any process_request runs.
+        started = getattr(req.context, "metrics_started", None)
+        elapsed = 0.0 if started is None else time.monotonic() - started
+        metrics.http_request(req.uri_template, req.method, resp.status_code, elapsed)
 
 
 class RequestId:
@@ -42,7 +48,8 @@ class RequestId:
 
 
 class AccessLog:
-    """One INFO line per request on logger ``kiln.access``, errors included (Falcon calls
+    """One line per request on logger ``kiln.access`` (INFO; DEBUG for a load balancer's
+    /healthcheck and a scrape of /metrics that succeed), errors included (Falcon calls
     every component's ``process_response`` after its error handlers, and after a
     component's ``process_request`` raised): the client's address, method, path with
     query, status and duration, under the request's log context. The context (request
@@ -63,20 +70,28 @@ class AccessLog:
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          req_succeeded: bool) -> None:
+        # Neither is set when Falcon refused the request (a method it does not know)
+        # before any process_request ran: the line is written all the same, untimed.
         token = getattr(req.context, "log_token", None)
-        if token is None:
-            return  # an earlier component's process_request raised before ours ran
+        started = getattr(req.context, "started", None)
         try:
-            duration_ms = round((time.monotonic() - req.context.started) * 1000, 1)
-            path = f"{req.path}?{req.query_string}" if req.query_string else req.path
+            duration_ms = 0.0 if started is None else round(
+                (time.monotonic() - started) * 1000, 1)
+            # Encoded again: a decoded %0A would start a forged line of its own.
+            path = urllib.parse.quote(req.path, safe=URL_SAFE)
+            path = f"{path}?{req.query_string}" if req.query_string else path
             status = resp.status_code
-            ACCESS_LOG.info("%s %s %s %d %.1fms", req.remote_addr, req.method, path, status,
-                            duration_ms, extra={
+            # A load balancer's probes and Prometheus's scrapes, every few seconds, would
+            # bury the tenants' requests: at DEBUG unless they fail.
+            quiet = req.uri_template in QUIET_ROUTES and status < 400
+            ACCESS_LOG.log(logging.DEBUG if quiet else logging.INFO, "%s %s %s %d %.1fms",
+                           req.remote_addr, req.method, path, status, duration_ms, extra={
                                 "remote_addr": req.remote_addr, "method": req.method,
                                 "path": path, "status": status, "duration_ms": duration_ms})
         finally:
             # The server's thread serves the next request with nothing bound.
-            logs.unbind(token)
+            if token is not None:
+                logs.unbind(token)
 
 
 class UrlText:

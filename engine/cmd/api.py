@@ -65,16 +65,22 @@ class _Gunicorn(BaseApplication):
 def metrics_directory(conf: cfg.ConfigOpts) -> str:
     """Where the workers keep their metrics: ``PROMETHEUS_MULTIPROC_DIR`` when the
     operator set it, else ``<state_path>/metrics/kiln-api-<bind_port>`` (a kiln-api of
-    its own per port, should two share a state_path). Created, and emptied of an earlier
-    run's files: their counts would add to this run's, and a reused pid's file would be
-    written on from where the dead process left it."""
+    its own per port, should two share a state_path). Created here; emptied only once
+    this kiln-api holds its port (:func:`empty_metrics_directory`)."""
     directory = os.environ.get(METRICS_DIR_VARIABLE) or os.path.join(
         conf.state_path, "metrics", f"kiln-api-{conf.api.bind_port}")
     os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def empty_metrics_directory(directory: str) -> None:
+    """Remove an earlier run's metric files: their counts would add to this run's, and a
+    reused pid's file would be written on from where the dead process left it. Run from
+    gunicorn's ``when_ready`` (the port is bound, no worker is forked yet): a second
+    kiln-api started on a busy port exits before it, leaving the running one's files."""
     for name in os.listdir(directory):
         if name.endswith(".db"):
             os.remove(os.path.join(directory, name))
-    return directory
 
 
 def _child_exit(metrics_dir: str) -> Callable[[Any, Any], None]:
@@ -116,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # with its request id and tenant (engine.api.middleware.AccessLog).
         "accesslog": None, "logger_class": _GunicornLogs,
         "loglevel": bootstrap.log_settings(conf).level.lower(),
+        "when_ready": lambda _server: empty_metrics_directory(metrics_dir),
         "child_exit": _child_exit(metrics_dir),
     }, metrics_dir=metrics_dir).run()
     return 0

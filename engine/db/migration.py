@@ -53,7 +53,9 @@ def alembic_config(database: Database) -> Config:
     return config
 
 
-def upgrade(database: Database, revision: str = "head") -> None:
+def upgrade(database: Database, revision: str = HEAD_REVISION) -> None:
+    """To ``revision``; by default to the schema this Kiln checks for at start, which is
+    the scripts' head while the unit test holds."""
     from alembic import command
 
     config = alembic_config(database)

@@ -128,7 +128,10 @@ def after_commit(session: Session, call: Callable[[], object]) -> None:
 
 def _run_after_commit(session: Session) -> None:
     for call in session.info.pop(_AFTER_COMMIT, ()):
-        call()
+        try:
+            call()
+        except Exception:  # noqa: BLE001 -- the work is committed: report, never undo
+            LOG.warning("a call after a commit failed", exc_info=True)
 
 
 def _drop_after_commit(session: Session, previous: SessionTransaction) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer
 
 from engine.db.event_rows import add_stack_event
-from engine.db.models import Operation, Stack
+from engine.db.models import Operation, OperationContext, Stack
 from engine.db.wakeup import work_written
 from engine.errors import ActionInProgress, EntityNotFound, StackExists
 
@@ -75,7 +75,7 @@ def request_id_of(session: Session, operation_id: str) -> str:
     lines and an internal-error reason carry it, so an operator can follow one request
     from the API's log to the engine's."""
     context = session.scalar(select(Operation.context).where(Operation.id == operation_id))
-    return str(context.get("request_id", "") if context else "")
+    return _request_id(context)
 
 
 def running_request_id(session: Session, stack_id: str) -> str:
@@ -84,7 +84,7 @@ def running_request_id(session: Session, stack_id: str) -> str:
     request is followed into its whole tree."""
     context = session.scalar(select(Operation.context).where(
         Operation.stack_id == stack_id, Operation.finished_at.is_(None)))
-    return str(context.get("request_id", "") if context else "")
+    return _request_id(context)
 
 
 class OperationLabel(NamedTuple):
@@ -107,9 +107,14 @@ def operation_labels(session: Session, operation_ids: Iterable[str]
     rows = session.execute(
         select(Operation.id, Operation.context, Stack.tenant_id, Stack.name, Stack.id)
         .join(Stack, Stack.id == Operation.stack_id).where(Operation.id.in_(ids)))
-    return {operation_id: OperationLabel(operation_id, str((context or {}).get(
-        "request_id", "")), tenant_id, name, stack_id)
-        for operation_id, context, tenant_id, name, stack_id in rows}
+    return {operation_id: OperationLabel(operation_id, _request_id(context), tenant_id, name,
+                                         stack_id)
+            for operation_id, context, tenant_id, name, stack_id in rows}
+
+
+def _request_id(context: OperationContext | None) -> str:
+    """The request id an operation's stored context holds ("" before they were kept)."""
+    return str(context.get("request_id", "") if context else "")
 
 
 def add_operation(session: Session, stack: Stack, operation: Operation) -> None:

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine import budget
+from engine.budget import MAX_NESTED_DEPTH
 from engine.errors import CircularDependency, KilnError, Location, StackValidationFailed
 from engine.ir.conditions import ConditionDecider
 from engine.ir.graph import find_cycle
 from engine.ir.model import OutputNode, ResolvedStack, ResourceNode, TypeSchema
-from engine.ir.provider import MAX_NESTED_DEPTH, ProviderType, provider_type
+from engine.ir.provider import ProviderType, provider_type
 from engine.schema import (
     MAX_DEPTH,
     Custom,

@@ -18,9 +18,6 @@ from engine.template.loader import load
 from engine.template.model import Template
 from engine.template.parse import document
 
-# Heat's max_nested_stack_depth: a stack may have children five levels down.
-MAX_NESTED_DEPTH = 5
-
 # A parameter type as the property that feeds it; the nested stack converts the rest
 # (a list or its comma-separated text, a map or its JSON) exactly as a parameter does.
 _PROPERTY_TYPES = {"string": STRING, "number": NUMBER, "boolean": BOOLEAN}

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from engine.budget import MAX_NESTED_DEPTH
 from engine.context import RequestContext
 from engine.db import event_rows, stack_trees
 from engine.db.models import Event
@@ -51,10 +52,6 @@ class StackEvents:
             ascending = True  # Heat: known sort keys without a direction sort ascending
         else:
             ascending = query.ascending
-        # Imported here, not at the top: engine.ir.provider brings the template functions
-        # (yaql among them), which every kiln-manage command would load with this module.
-        from engine.ir.provider import MAX_NESTED_DEPTH
-
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
             nested = stack_trees.descendants(session, stack.id,

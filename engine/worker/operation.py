@@ -34,7 +34,7 @@ from engine.vocabulary import Action, CancelReason, OperationState, Status, stac
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.poison import PoisonRule
 from engine.worker.step_runtime import StepRuntime
-from engine.worker.stored_scope import StoredResource, StoredScope
+from engine.worker.stored_scope import StoredResource, StoredScope, stack_secrets
 
 LOG = logging.getLogger(__name__)
 # Operations whose steps act on the stored resources rather than on a new IR.
@@ -57,10 +57,15 @@ class OperationDriver:
     def advance(self, operation_id: str) -> None:
         """Do whichever phases the claimed operation is ready for, then release it. Every
         line logged meanwhile, the lifecycle plugins' included, names the operation, its
-        stack and the request that started it (``engine.logs``)."""
+        stack and the request that started it (``engine.logs``), with the stack's hidden
+        values masked."""
+        secrets: tuple[str, ...] = ()
         with self._db.read() as session:
             label = stack_rows.operation_labels(session, [operation_id]).get(operation_id)
-        with logs.bound(**(label._asdict() if label else {"operation_id": operation_id})):
+            if label is not None:
+                secrets = stack_secrets(stack_rows.load_stack(session, label.stack_id))
+        with logs.bound(secrets=secrets,
+                        **(label._asdict() if label else {"operation_id": operation_id})):
             try:
                 outcome = self._guarded(operation_id, self._phases)
                 if outcome is not None:

@@ -41,6 +41,7 @@ from engine.worker.step_decision import (
 )
 from engine.worker.step_runtime import Placements
 from engine.worker.step_writes import REDEFINING, StepWrites, failure_reason
+from engine.worker.stored_scope import stack_secrets
 
 LOG = logging.getLogger(__name__)
 # The furthest ahead a type's ``next_check_in`` may put its next look. A tenant's number
@@ -238,11 +239,11 @@ class StepRunner:
         ``held`` recorded (``_keep_physical_id``)."""
         if held is not None:
             with held.bound_logs():
-                self._count_unexpected(step_id, exc, held)
+                self._record_unexpected(step_id, exc, held)
         else:
-            self._count_unexpected(step_id, exc, None)
+            self._record_unexpected(step_id, exc, None)
 
-    def _count_unexpected(self, step_id: int, exc: Exception, held: HeldStep | None
+    def _record_unexpected(self, step_id: int, exc: Exception, held: HeldStep | None
                           ) -> None:
         now = self._clock()
         try:
@@ -356,6 +357,8 @@ class StepRunner:
                 for row in resource_rows.list_resources_named(session, stack_id, wanted)}
         # The steps of one round may belong to many operations, of many stacks.
         labels = stack_rows.operation_labels(session, {step.operation_id for step in claimed})
+        # Evaluating properties may log (a bug's traceback) what a hidden value became.
+        secrets = {stack_id: stack_secrets(stack) for stack_id, stack in stacks.items()}
         prepared: list[HeldStep] = []
         self._quiet = []
         try:
@@ -366,7 +369,8 @@ class StepRunner:
                     break
                 label = labels.get(step.operation_id)
                 try:
-                    with logs.bound(**(label._asdict() if label else {})):
+                    with logs.bound(secrets=secrets[step.stack_id],
+                                    **(label._asdict() if label else {})):
                         held = self._prepare_in(session, step, now, stacks[step.stack_id],
                                                 rows[(step.stack_id, step.resource_name)])
                 except LeaseLost:  # raised before anything of this step was written

@@ -10,11 +10,11 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.budget import MAX_NESTED_DEPTH
 from engine.clock import Clock
 from engine.db import resource_rows, signals
 from engine.db.models import Stack
 from engine.db.session import Database
-from engine.ir.provider import MAX_NESTED_DEPTH
 from engine.resources.base import IssuedSignalToken, SignalledResource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.nested import WorkerNestedStacks

@@ -16,16 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.functional import servers
 from tests.functional.conftest import fresh_database, heat_for, unique, wait_for_status
+from tests.templates import TWO_IN_ORDER as TEMPLATE
 
 pytestmark = pytest.mark.postgresql
 
 SPEC = pathlib.Path(__file__).parents[2] / "specs" / "health-and-metrics.rst"
-TEMPLATE = """\
-heat_template_version: 2018-08-31
-resources:
-  a: {type: OS::Heat::None}
-  b: {type: OS::Heat::None, depends_on: a}
-"""
 BUILD_INFO = "/v1/{tenant_id}/build_info"
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -79,7 +74,11 @@ def samples(text: str) -> Samples:
 
 
 def value(scraped: Samples, name: str, **labels: str) -> float:
-    return scraped.get((name, frozenset(labels.items())), 0.0)
+    """The sample's value; a sample that is missing fails the test, even where 0 was
+    expected (a gauge left out of a scrape is not a gauge at 0)."""
+    key = (name, frozenset(labels.items()))
+    assert key in scraped, f"no sample {name}{labels}"
+    return scraped[key]
 
 
 def test_after_a_create_both_processes_show_the_documented_counters(split: Split) -> None:

@@ -116,6 +116,31 @@ def test_bound_secrets_are_masked_in_messages_arguments_and_tracebacks(
     assert after["message"] == "after the block: hunter2"
 
 
+def test_a_short_secret_is_masked_where_it_stands_alone(logged: Logged) -> None:
+    with logs.bound(secrets=["42"]):
+        LOG.info("count 42 of 1420 in step-42x, port=42")
+
+    assert logged()[0]["message"] == "count ****** of 1420 in step-42x, port=******"
+
+
+def test_a_text_line_is_one_line_whatever_its_message_holds(
+        tmp_path: pathlib.Path, root_logging: logging.Logger) -> None:
+    path = tmp_path / "kiln.log"
+    configure(path)
+
+    LOG.info("resource %s failed", "web\n2026-11-26 00:00:00,000 1 INFO kiln.access forged")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        LOG.exception("with a traceback")
+
+    lines = path.read_text().splitlines()
+    assert lines[0].endswith(r"resource web\n2026-11-26 00:00:00,000 1 INFO kiln.access "
+                             "forged failed")
+    assert lines[1].endswith("with a traceback")
+    assert lines[2] == "Traceback (most recent call last):"  # the traceback keeps its lines
+
+
 def test_the_level_the_floors_and_a_second_configure(
         tmp_path: pathlib.Path, root_logging: logging.Logger) -> None:
     for name in logs.FLOORS:  # as a process starts (root_logging puts them back)

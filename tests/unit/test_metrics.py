@@ -150,3 +150,15 @@ def test_serve_answers_the_metrics_over_http_until_stopped_and_refuses_a_busy_po
     assert "# TYPE kiln_operations_started_total counter" in body
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5)
+
+
+def test_a_count_that_fails_is_logged_and_never_raises(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(metrics.HTTP_REQUESTS, "labels", full_disk)
+
+    metrics.http_request("/healthcheck", "GET", 200, 0.01)
+
+    assert "recording metric http_request failed" in caplog.text

@@ -89,3 +89,30 @@ def test_the_lines_logged_while_serving_a_request_carry_its_context(
     for line in (warning, access):
         assert (line["tenant_id"], line["stack_name"], line["stack_id"]) == (
             "t-1", "web", "s-1")
+
+
+def test_a_path_cannot_forge_a_line_and_an_unknown_method_is_counted_and_logged(
+        db: Database, registry: ResourceTypeRegistry, logged: Logged) -> None:
+    app = client(db, registry)
+
+    app.simulate_get("/v1/x\n2026-11-26 INFO kiln.access [req-forged] DELETE")
+    # Called as a server would: Falcon's test client refuses to send such a method.
+    statuses: list[str] = []
+    app.app(falcon.testing.create_environ("/healthcheck", method="WEBSOCKET"),
+            lambda status, headers, *_: statuses.append(status))
+
+    assert statuses == ["400 Bad Request"]  # Falcon's refusal, not a 500
+    assert [line["path"] for line in access_lines(logged)] == [
+        "/v1/x%0A2026-11-26%20INFO%20kiln.access%20[req-forged]%20DELETE", "/healthcheck"]
+
+
+def test_probes_and_scrapes_that_succeed_are_logged_at_debug(
+        db: Database, registry: ResourceTypeRegistry, logged: Logged) -> None:
+    app = client(db, registry)
+
+    app.simulate_get("/healthcheck")
+    app.simulate_get("/metrics")
+    app.simulate_get("/versions")
+
+    assert [(line["path"], line["level"]) for line in access_lines(logged)] == [
+        ("/healthcheck", "DEBUG"), ("/metrics", "DEBUG"), ("/versions", "INFO")]

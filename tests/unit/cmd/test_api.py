@@ -21,7 +21,7 @@ def test_importing_the_command_does_not_import_prometheus_client() -> None:
         check=True, timeout=60)
 
 
-def test_the_directory_is_one_per_port_under_state_path_emptied_of_metric_files(
+def test_the_directory_is_one_per_port_under_state_path(
         tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(api.METRICS_DIR_VARIABLE, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no developer's ~/.kiln/kiln.conf
@@ -29,12 +29,20 @@ def test_the_directory_is_one_per_port_under_state_path_emptied_of_metric_files(
     monkeypatch.setenv("OS_API__BIND_PORT", "18004")
     expected = tmp_path / "state" / "metrics" / "kiln-api-18004"
     expected.mkdir(parents=True)
-    (expected / "counter_123.db").write_bytes(b"left by the last run")
-    (expected / "notes.txt").write_text("not ours")
+    (expected / "counter_123.db").write_bytes(b"a running kiln-api's")
 
     assert api.metrics_directory(config.load([])) == str(expected)
+    # Chosen, not emptied: this kiln-api may yet find its port busy.
+    assert sorted(path.name for path in expected.iterdir()) == ["counter_123.db"]
 
-    assert sorted(path.name for path in expected.iterdir()) == ["notes.txt"]
+
+def test_emptying_removes_only_metric_files(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "counter_123.db").write_bytes(b"left by the last run")
+    (tmp_path / "notes.txt").write_text("not ours")
+
+    api.empty_metrics_directory(str(tmp_path))
+
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
 
 
 def test_the_operators_directory_is_used_when_set(

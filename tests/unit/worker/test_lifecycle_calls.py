@@ -30,6 +30,7 @@ from engine.services.tenants import TenantService
 from engine.vocabulary import OperationState
 from engine.worker.loop import WorkerLoop
 from tests.stack_api import StackApi
+from tests.templates import FAILING_ONE as FAILING
 from tests.unit.conftest import Clock
 from tests.unit.worker.running import create, run, worker, worker_for
 
@@ -42,14 +43,6 @@ resources:
     type: OS::Heat::TestResource
     depends_on: first
 """
-FAILING = """\
-heat_template_version: 2018-08-31
-resources:
-  broken:
-    type: OS::Heat::TestResource
-    properties: {fail: true}
-"""
-
 # (plugin, phase, action, is_stack_failure) -- is_stack_failure is None for a pre-op.
 Entry = tuple[str, str, str | None, bool | None]
 

@@ -13,24 +13,11 @@ import pytest
 from engine.context import RequestContext
 from engine.services.stack_actions import StackActions
 from tests.stack_api import StackApi
+from tests.templates import FAILING_ONE as FAILING
+from tests.templates import TWO_IN_ORDER as TWO
 from tests.unit.conftest import Clock
 from tests.unit.metric_deltas import Moved
 from tests.unit.worker.running import run, worker_for
-
-TWO = """\
-heat_template_version: 2018-08-31
-resources:
-  a: {type: OS::Heat::None}
-  b: {type: OS::Heat::None, depends_on: a}
-"""
-
-FAILING = """\
-heat_template_version: 2018-08-31
-resources:
-  bad:
-    type: OS::Heat::TestResource
-    properties: {fail: true}
-"""
 
 # Its create waits a minute; its delete is immediate.
 SLOW = """\

@@ -34,18 +34,12 @@ from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
 from engine.worker.step import StepRunner
 from tests.stack_api import StackApi
+from tests.templates import TWO_IN_ORDER as CHAIN
 from tests.unit.conftest import Clock
 from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
 
 OWNER = "driver-1"
 API_URL = "http://kiln"
-
-CHAIN = """\
-heat_template_version: 2018-08-31
-resources:
-  a: {type: OS::Heat::None}
-  b: {type: OS::Heat::None, depends_on: a}
-"""
 
 # "slow" starts and never ends by itself; its delete is immediate.
 SLOW = """\
