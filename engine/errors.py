@@ -45,6 +45,7 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── PhysicalResourceIDAmbiguity
     │   ├── NotSupported
     │   ├── ResourceActionNotSupported
+    │   ├── LifecycleDenied .... a lifecycle plugin's dry run would fail the operation
     │   └── AmbiguousName ...... kiln-manage: a name or id prefix matches several
     ├── Unauthorized ........... 401
     │   └── AuthenticationRequired
@@ -381,6 +382,19 @@ class NotSupported(Invalid):
 
 class ResourceActionNotSupported(Invalid):
     msg_fmt = "{action} is not supported for resource."
+
+
+class LifecycleDenied(Invalid):
+    """A dry run (validate, preview, update preview) in which a lifecycle plugin's verdict
+    would fail the operation; ``refusals`` names each such plugin with its message.
+
+    400, as Heat answers a template that fails validation or passes a limit: the refusal
+    is of this stack's content (a policy rule, a quota, a placement), and another template
+    from the same tenant may pass. A 403 would tell the tenant their token lacks a role,
+    and a plugin that broke or timed out refuses nothing on authority. The error type
+    tells a refusal from a bad template."""
+
+    msg_fmt = "{refusals}"
 
 
 # --- why a step fails (a resource's status reason, never an HTTP answer) --------------

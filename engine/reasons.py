@@ -54,6 +54,24 @@ def stack_reset(action: str, status: str, actor: str, reason: str) -> str:
     return f"Stack state reset to {action}_{status} by operator {actor}: {reason}"
 
 
+# --- post-ops never called (Kiln's own: Heat never says) ---------------------------------
+
+
+def post_ops_skipped_by_operator(actor: str) -> str:
+    """Why an owed post-op was never called: the operator's reset asked so."""
+    return f"skipped by operator {actor} (reset-state --skip-post-ops)"
+
+
+def post_ops_given_up(tries: int) -> str:
+    """Why an owed post-op was never called: the post-op phase kept failing."""
+    return f"the post-op phase failed unexpectedly {tries} times and was given up"
+
+
+#: Why an owed post-op was never called: the operation was ended with the fewest writes
+#: after giving it up failed too.
+POST_OPS_ABANDONED = "the operation was abandoned after repeated internal errors"
+
+
 # --- resources ---------------------------------------------------------------------------
 
 #: A resource's state moved as its action planned (Heat's ``state_set`` default).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from engine.db.models import Event, Stack
 from engine.db.paging import keyset_after
+from engine.vocabulary import Status
 
 Now = datetime.datetime
 
@@ -46,6 +47,21 @@ def add_stack_event(session: Session, stack: Stack, now: Now) -> Event:
                      physical_resource_id=stack.id, resource_type=STACK_TYPE,
                      action=stack.action, status=stack.status, reason=stack.status_reason,
                      now=now)
+
+
+LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
+
+
+def add_lifecycle_event(session: Session, stack: Stack, record: Mapping[str, Any],
+                        reason: str, now: Now) -> Event:
+    """The stack event of one lifecycle plugin call (``record``, a call record as a dict):
+    ``<ACTION>_IN_PROGRESS`` for a pre-op, the stack's final status for a post-op."""
+    status = Status.IN_PROGRESS if record["phase"] == "pre" else (
+        Status.FAILED if record.get("is_stack_failure") else Status.COMPLETE)
+    return add_event(session, stack_id=stack.id, resource_name=stack.name,
+                     physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
+                     action=record["action"], status=status, reason=reason, now=now,
+                     lifecycle=dict(record))
 
 
 def list_lifecycle_events(session: Session, stack_id: str) -> list[Event]:

@@ -198,6 +198,27 @@ def start_rollback(session: Session, failed: Operation, stack: Stack, reason: st
     event_rows.add_stack_event(session, stack, now)
 
 
+def owe_post_ops(operation: Operation) -> None:
+    """Every plugin whose pre-op was called is owed a post-op (the one that denied
+    included), in reverse order, so each can un-make what its pre-op decided. Fixed
+    once, when the pre-ops end (however the operation then ends)."""
+    if "post_order" not in operation.lifecycle:
+        pre = operation.lifecycle.get("pre", [])
+        operation.lifecycle = {**operation.lifecycle,
+                               "post_order": [item["plugin"] for item in reversed(pre)]}
+
+
+def owed_post_ops(operation: Operation) -> list[str]:
+    """The plugins still owed a post-op, in calling order: those whose pre-op was called
+    (``owe_post_ops``) less those whose post-op is recorded."""
+    progress = operation.lifecycle or {}
+    order = progress.get("post_order")
+    if order is None:
+        order = [item["plugin"] for item in reversed(progress.get("pre", []))]
+    done = {item["plugin"] for item in progress.get("post", [])}
+    return [name for name in order if name not in done]
+
+
 def settle(operation: Operation) -> None:
     """Post-ops done (or given up): the operation is COMPLETE or FAILED, as its stack."""
     failed = operation.lifecycle.get("outcome") == Status.FAILED
@@ -236,17 +257,26 @@ def abandon(session: Session, operation: Operation, reason: str,
 
 
 def end_operation(session: Session, stack: Stack, operation: Operation, reason: str,
-                  now: datetime.datetime) -> None:
+                  now: datetime.datetime, outcome: Status = Status.FAILED) -> None:
     """End ``operation`` at once, without its worker: its open steps cancelled, the
-    stack's resources mid-action FAILED and the operation FAILED, all with ``reason``,
-    and its lease dropped. No post-ops are called."""
+    stack's resources mid-action FAILED, all with ``reason``, and its lease dropped.
+    The post-ops it owes are left to a worker, as after any ending: it is NOTIFYING
+    (told ``outcome``, the stack's status from now) while some are owed, else settled
+    (FAILED unless ``outcome`` is COMPLETE). A caller that must not wait for them
+    records them as never called (``owed_post_ops``) and settles it itself."""
     steps.cancel_open_steps(session, operation, now)
     for row in admin.in_progress_resources(session, stack.id):
         set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
-    operation.state = OperationState.FAILED
     operation.failure_reason = reason
     operation.finished_at = operation.updated_at = now
     operation.lease_owner = operation.lease_expires_at = None
+    operation.failures = 0  # the post-ops are a phase of their own, not yet tried
+    owe_post_ops(operation)
+    operation.lifecycle = {**operation.lifecycle, "outcome": outcome}
+    if owed_post_ops(operation):
+        operation.state = OperationState.NOTIFYING
+    else:
+        settle(operation)
 
 
 def reset_stack(session: Session, stack: Stack, action: str, status: Status | str,

@@ -27,9 +27,9 @@ LOG = logging.getLogger(__name__)
 
 PRE, POST = "pre", "post"
 # Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped in a dry run).
-# Post-op: done | error | timeout.
-ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE = (
-    "allow", "warn", "deny", "error", "timeout", "skipped", "done")
+# Post-op: done | error | timeout (| not_called: owed, and the operation ended without it).
+ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE, NOT_CALLED = (
+    "allow", "warn", "deny", "error", "timeout", "skipped", "done", "not_called")
 MAX_MESSAGE = 1000
 
 
@@ -113,6 +113,13 @@ def invoke(loaded: LoadedPlugin, phase: str, call: Call,
         LOG.warning("stack %s/%s: %s", call.stack.name, call.stack.id, record.summary(),
                     exc_info=outcome.get("error"))
     return record
+
+
+def not_called(plugin: str, action: str, is_stack_failure: bool, why: str) -> CallRecord:
+    """The record of a post-op owed to ``plugin`` that will never be called, and why:
+    an operation must not end with a plugin's post-op silently skipped."""
+    return CallRecord(plugin=plugin, phase=POST, action=action, verdict=NOT_CALLED,
+                      message=_clip(why), duration_ms=0, is_stack_failure=is_stack_failure)
 
 
 def _verdict(loaded: LoadedPlugin, phase: str, call: Call, outcome: dict[str, Any],

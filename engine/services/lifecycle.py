@@ -1,17 +1,19 @@
 """Lifecycle plugins as the API and the admin CLI see them: the ordered list, what each
-holds for a stack, and dry-run verdicts for preview and validate."""
+holds for a stack, and dry-run verdicts for preview and validate (refused at the door when
+one would fail the operation)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.context import RequestContext
+from engine.errors import LifecycleDenied
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.registry import LifecycleRegistry
-from engine.lifecycle.runner import Call, dry_run
+from engine.lifecycle.runner import DENY, TIMEOUT, Call, dry_run
 from engine.lifecycle.snapshot import ResourceFacts, StackFacts, stack_view
 from engine.template.parameters import hidden_values
 from engine.vocabulary import Action, Status
@@ -131,3 +133,19 @@ class LifecycleService:
                                                current.ir.parameters))
         call = Call(context=ctx, stack=view, action=action, current_stack=current_view)
         return [record.as_dict() for record in dry_run(self._plugins.plugins, call)]
+
+
+def refuse_blocked(verdicts: Sequence[Mapping[str, Any]]) -> None:
+    """Raise ``LifecycleDenied`` naming each plugin whose dry-run verdict is blocking (a
+    deny, an error, a timeout that fails): the operation it judged would fail on it.
+    ``verdicts`` are ``LifecycleService.dry_run``'s records, hidden values already masked;
+    warnings and allows pass."""
+    refusals = [_refusal(v) for v in verdicts if v.get("blocking")]
+    if refusals:
+        raise LifecycleDenied(refusals="; ".join(refusals))
+
+
+def _refusal(verdict: Mapping[str, Any]) -> str:
+    how = {DENY: "denied", TIMEOUT: "timed out on"}.get(verdict["verdict"], "failed on")
+    text = f"Lifecycle plugin {verdict['plugin']} {how} {verdict['action']}"
+    return f"{text}: {verdict['message']}" if verdict.get("message") else text

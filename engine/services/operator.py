@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from engine import reasons
 from engine.clock import Clock
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import admin, stack_rows, transitions
+from engine.db import admin, event_rows, stack_rows, transitions
 from engine.db.models import Operation, Stack
 from engine.db.session import Database, DbSession
 from engine.errors import (
@@ -24,6 +24,7 @@ from engine.errors import (
     NothingToCancel,
     StackHeld,
 )
+from engine.lifecycle.runner import not_called
 from engine.services.listing import split_statuses
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_reads import StackReads
@@ -103,6 +104,18 @@ class OperationRecord:
 
 def _settled(operation: Operation) -> bool:
     return operation.state in SETTLED
+
+
+def _forgo_post_ops(session: DbSession, stack: Stack, operation: Operation, why: str,
+                    now: datetime.datetime) -> None:
+    """Settle ``operation`` without the post-ops it owes, each plugin's recorded as
+    never called, and why."""
+    failure = operation.lifecycle.get("outcome") != Status.COMPLETE
+    for plugin in transitions.owed_post_ops(operation):
+        record = not_called(plugin, operation.action, failure, why)
+        event_rows.add_lifecycle_event(session, stack, record.as_dict(), record.summary(),
+                                       now)
+    transitions.settle(operation)
 
 
 class OperatorService:
@@ -234,13 +247,14 @@ class OperatorService:
     # --- repair -------------------------------------------------------------------------
 
     def reset_state(self, ref: StackRef, to: str, reason: str, actor: str, *,
-                    force: bool = False) -> StackRecord:
+                    force: bool = False, skip_post_ops: bool = False) -> StackRecord:
         """Set the stack to ``<ACTION>_<to>`` and end its unfinished operation (its open
         steps cancelled, resources mid-action marked FAILED), recording an event that
         says who did it and why. Refused while a live worker holds the operation or
-        one of its steps, unless ``force``. Post-ops owed by the ended operation are not
-        called: lifecycle plugins that reserved something for it keep it until the next
-        operation on the stack settles it."""
+        one of its steps, unless ``force``. The post-ops the ended operation still owes
+        are left to a worker (told the stack is ``to``), so lifecycle plugins release
+        what they reserved for it; with ``skip_post_ops`` they are never called and an
+        event per plugin says so."""
         if to not in RESET_STATUSES:
             raise InvalidFilter(keys=[f"--to {to}"])
         now = self._clock()
@@ -259,10 +273,13 @@ class OperatorService:
                     raise StackHeld(stack=stack.name, workers=", ".join(
                         f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))
                 transitions.end_operation(session, stack, operation,
-                                          reasons.reset_by_operator(actor), now)
+                                          reasons.reset_by_operator(actor), now, Status(to))
             action = stack_action(operation.action) if operation else stack.action
             transitions.reset_stack(session, stack, action, to,
                                     reasons.stack_reset(action, to, actor, reason), now)
+            if operation is not None and skip_post_ops:
+                _forgo_post_ops(session, stack, operation,
+                                reasons.post_ops_skipped_by_operator(actor), now)
         return self.stack(ref)
 
     def purge_deleted(self, older_than: datetime.timedelta, *, dry_run: bool = False,

@@ -1,7 +1,10 @@
 """Stack dry runs: preview (of a create), validate, and the update preview.
 
 Each proposes the stack exactly as the write would (so bad input fails as it does) and
-asks each lifecycle plugin for its verdict; nothing is stored or reserved.
+asks each lifecycle plugin for its verdict; nothing is stored or reserved. A verdict that
+would fail the operation (a deny, an error, a timeout that fails) refuses the request
+(``LifecycleDenied``, a 400), so Heat's clients fail with the plugin's message; warnings
+and allows are returned with the answer.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from engine.ir.model import ResourceNode, TypeSchema
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services import stack_requests, update_preview
-from engine.services.lifecycle import LifecycleService, ProposedStack, UpdateTarget
+from engine.services.lifecycle import (
+    LifecycleService,
+    ProposedStack,
+    UpdateTarget,
+    refuse_blocked,
+)
 from engine.services.proposals import Proposal, Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack
@@ -86,7 +94,8 @@ class StackDryRuns:
 
     def preview(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackPreview:
         """What a create with ``body`` would build, and what each lifecycle plugin would
-        say of it; nothing is stored or reserved. Bad input fails exactly as create does."""
+        say of it; nothing is stored or reserved. Bad input fails exactly as create does;
+        a verdict that would fail the create raises ``LifecycleDenied``."""
         stack_requests.check_body(body)
         stack_requests.refuse_converge(body)
         proposal = self._proposals.propose(ctx, body, stack_name(body), NO_ID)
@@ -112,7 +121,8 @@ class StackDryRuns:
 
     def validate(self, ctx: RequestContext, body: Mapping[str, Any]) -> TemplateValidation:
         """The template's parameters, for a form that asks for them, and each lifecycle
-        plugin's verdict on a create of it. Bad input fails exactly as create does."""
+        plugin's verdict on a create of it. Bad input fails exactly as create does; a
+        verdict that would fail the create raises ``LifecycleDenied``."""
         stack_requests.check_body(body)
         proposal = self._proposals.propose(ctx, body, NO_ID, NO_ID, require_parameters=False)
         ir, stack = proposal.ir, proposal.stack
@@ -135,8 +145,9 @@ class StackDryRuns:
                        ) -> update_preview.UpdatePreview:
         """What ``StackWrites.update`` with the same request would do to each resource,
         decided as its steps decide (``update_preview``), and each lifecycle plugin's
-        verdict on it. Nothing is stored or reserved. Bad input fails as update does; as
-        in Heat, a busy or suspended stack may be previewed."""
+        verdict on it. Nothing is stored or reserved. Bad input fails as update does, and
+        a verdict that would fail the update raises ``LifecycleDenied``; as in Heat, a
+        busy or suspended stack may be previewed."""
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
@@ -161,12 +172,14 @@ class StackDryRuns:
             verdicts = redact(self._lifecycle.dry_run(
                 ctx, previous, stored_ir, Action.UPDATE, current=UpdateTarget(
                     target, new.ir, {row.name: row for row in rows}, old_secrets)), secrets)
+            refuse_blocked(verdicts)
         return update_preview.UpdatePreview(
             stack_id=stack.id, stack_name=stack.name, tenant_id=stack.tenant_id,
             changes=changes, lifecycle=verdicts)
 
     def _dry_run(self, ctx: RequestContext, proposal: Proposal) -> list[dict[str, Any]]:
-        """Each lifecycle plugin's verdict on creating the proposed stack; [] with none."""
+        """Each lifecycle plugin's verdict on creating the proposed stack; [] with none.
+        Raises ``LifecycleDenied`` when a verdict would fail the create."""
         if self._lifecycle is None:
             return []
         stack, ir = proposal.stack, proposal.ir
@@ -180,6 +193,7 @@ class StackDryRuns:
         # handed some other way, so the hidden values are masked here too.
         masked_verdicts: list[dict[str, Any]] = redact(
             verdicts, hidden_values(ir.parameter_schemas, ir.parameters))
+        refuse_blocked(masked_verdicts)
         return masked_verdicts
 
 

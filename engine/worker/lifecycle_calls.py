@@ -27,11 +27,9 @@ from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
 from engine.lifecycle.snapshot import Redefined, StackFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
-from engine.vocabulary import Status
 from engine.worker.stored_scope import stack_secrets
 
 LOG = logging.getLogger(__name__)
-LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 
 
 class LifecycleCalls:
@@ -141,13 +139,9 @@ class LifecycleCalls:
             operation.lifecycle = progress  # a new object, so the JSON column is written
             operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
             stack = stack_rows.load_stack(session, operation.stack_id)
-            status = Status.IN_PROGRESS if record.phase == PRE else (
-                Status.FAILED if record.is_stack_failure else Status.COMPLETE)
-            event_rows.add_event(session, stack_id=stack.id, resource_name=stack.name,
-                                 physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
-                                 action=record.action, status=status,
-                                 reason=f"{record.summary()} ({record.duration_ms} ms)",
-                                 now=now, lifecycle=record.as_dict())
+            event_rows.add_lifecycle_event(
+                session, stack, record.as_dict(),
+                f"{record.summary()} ({record.duration_ms} ms)", now)
 
     def _renew(self, operation_id: str) -> None:
         with self._db.transaction() as session:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from engine import budget, logs, metrics, reasons
 from engine.clock import Clock
-from engine.db import resource_rows, stack_rows, transitions
+from engine.db import event_rows, resource_rows, stack_rows, transitions
 from engine.db.leases import LeaseLost, back_off_operation, release_operation
 from engine.db.models import Operation, Stack, StackOutput
 from engine.db.models import Resource as ResourceRow
@@ -26,7 +26,7 @@ from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
 from engine.ir.stored import StoredIrs, redefinition
-from engine.lifecycle.runner import CallRecord
+from engine.lifecycle.runner import CallRecord, not_called
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
@@ -185,10 +185,12 @@ class OperationDriver:
         if operation.state == OperationState.NOTIFYING:
             LOG.error("operation %s (request %s): post-ops abandoned after %d tries",
                       operation.id, request_id, self._rule.attempts)
+            _forgo_post_ops(session, operation, reasons.post_ops_given_up(self._rule.attempts),
+                            now)
             transitions.settle(operation)
             return None
         stack = stack_rows.load_stack(session, operation.stack_id)
-        _owe_post_ops(operation)
+        transitions.owe_post_ops(operation)
         reason = self._internal_error(operation, request_id)
         LOG.error("operation %s (request %s): given up after %d tries; stack %s/%s %s",
                   operation.id, request_id, self._rule.attempts, stack.name, stack.id,
@@ -200,11 +202,13 @@ class OperationDriver:
 
     def _abandon(self, session: DbSession, operation: Operation, now: datetime.datetime) -> None:
         """Giving up failed too: end the operation with the fewest writes, no post-ops
-        (logged), no follow-up operation. Only scalar columns are written, so a value
-        that cannot be stored (an output, a lifecycle record) is not written again."""
+        (logged, and an event per plugin owed one), no follow-up operation. Only scalar
+        columns are written, so a value that cannot be stored (an output, a lifecycle
+        record) is not written again."""
         LOG.error("operation %s: giving up failed too; ending it without post-ops",
                   operation.id)
         request_id = stack_rows.request_id_of(session, operation.id)
+        _forgo_post_ops(session, operation, reasons.POST_OPS_ABANDONED, now)
         ending = operation.finished_at is None  # else it ended already, and was counted
         transitions.abandon(session, operation, self._internal_error(operation, request_id),
                             now)
@@ -218,7 +222,7 @@ class OperationDriver:
 
     def _plan(self, session: DbSession, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
-        _owe_post_ops(operation)
+        transitions.owe_post_ops(operation)
         pre = operation.lifecycle.get("pre", [])
         denial = next((item for item in pre if item.get("blocking")), None)
         if denial is not None:
@@ -275,7 +279,7 @@ class OperationDriver:
     def _time_out(self, session: DbSession, operation: Operation, stack: Stack,
                   now: datetime.datetime) -> None:
         """End a running operation past its deadline, or one a tenant cancelled."""
-        _owe_post_ops(operation)
+        transitions.owe_post_ops(operation)
         transitions.abort_open_steps(session, operation, stack,
                                      reasons.aborted(operation.action), now)
         cancelled = transitions.cancelled_by(operation) is not None
@@ -371,13 +375,21 @@ def _count_end(session: DbSession, operation: Operation, status: Status,
         (now - operation.created_at).total_seconds()))
 
 
-def _owe_post_ops(operation: Operation) -> None:
-    """Every plugin whose pre-op was called is owed a post-op (the one that denied
-    included), in reverse order, so each can un-make what its pre-op decided."""
-    if "post_order" not in operation.lifecycle:
-        pre = operation.lifecycle.get("pre", [])
-        operation.lifecycle = {**operation.lifecycle,
-                               "post_order": [item["plugin"] for item in reversed(pre)]}
+def _forgo_post_ops(session: DbSession, operation: Operation, why: str,
+                    now: datetime.datetime) -> None:
+    """The operation ends without the post-ops it still owes: an event for each plugin
+    left uncalled says so and why, rather than a silent skip."""
+    owed = transitions.owed_post_ops(operation)
+    if not owed:
+        return
+    stack = stack_rows.load_stack(session, operation.stack_id)
+    failure = operation.lifecycle.get("outcome") != Status.COMPLETE
+    for plugin in owed:
+        record = not_called(plugin, operation.action, failure, why)
+        event_rows.add_lifecycle_event(session, stack, record.as_dict(), record.summary(),
+                                       now)
+    LOG.error("operation %s: post-ops never called: %s (%s)", operation.id,
+              ", ".join(owed), why)
 
 
 def _rolls_back(operation: Operation, stack: Stack) -> bool:

@@ -104,8 +104,9 @@ class StackLookup:
 
 class StackPreview:
     """``POST /stacks/preview``: what a create would build, stored nowhere, plus each
-    lifecycle plugin's dry-run verdict. Other methods treat ``preview`` as a stack name,
-    as Heat's routes do (they match this path for POST only)."""
+    lifecycle plugin's dry-run verdict (a 400 when one would fail it). Other methods
+    treat ``preview`` as a stack name, as Heat's routes do (they match this path for POST
+    only)."""
 
     def __init__(self, dry_runs: StackDryRuns, reads: StackReads) -> None:
         self._dry_runs = dry_runs
@@ -153,8 +154,9 @@ class StackItem:
 class StackUpdatePreview:
     """``PUT|PATCH /stacks/{name}/{id}/preview``: what the same update would do to each
     resource (Heat's ``resource_changes``), plus each lifecycle plugin's dry-run
-    verdict; nothing is stored. The worker's decision function is handed to the service
-    here, because the service layer may not import the worker."""
+    verdict (a 400 when one would fail it); nothing is stored. The worker's decision
+    function is handed to the service here, because the service layer may not import the
+    worker."""
 
     def __init__(self, dry_runs: StackDryRuns) -> None:
         self._dry_runs = dry_runs

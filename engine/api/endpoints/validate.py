@@ -2,7 +2,8 @@
 
 Answers Heat's shape (the parameters, for a form that asks for them) plus Kiln's
 ``lifecycle``: what each lifecycle plugin would say of a create of the template. A plugin
-that would deny is reported, not raised: the answer is still 200.
+that would deny refuses the request (``LifecycleDenied``, 400 with Heat's fault body), so
+the clients fail with its message; a warning is reported in the 200 answer.
 """
 
 from __future__ import annotations

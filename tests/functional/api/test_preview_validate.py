@@ -1,6 +1,7 @@
 """``POST /validate`` and ``POST /stacks/preview`` through the real python-heatclient and
 ``openstack`` CLI: Heat's shapes, hidden values masked everywhere, the create path's 400s,
-and the lifecycle plugins' dry-run verdicts (a denial is reported, not raised)."""
+and the lifecycle plugins' dry-run verdicts (a warning is reported; a denial is a 400 on
+which heatclient raises and the CLI exits non-zero with the plugin's message)."""
 
 from __future__ import annotations
 
@@ -302,9 +303,13 @@ def test_preview_is_only_post(kiln_all: servers.Kiln, tenant: servers.Credential
 # --- the openstack CLI -----------------------------------------------------------------
 
 
+def run_openstack(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(servers.BIN / "openstack"), *args], env=env, text=True,
+                          capture_output=True, timeout=120)
+
+
 def openstack(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run([str(servers.BIN / "openstack"), *args], env=env, text=True,
-                            capture_output=True, timeout=120)
+    result = run_openstack(env, *args)
     assert result.returncode == 0, (args, result.stdout, result.stderr)
     return result.stdout
 
@@ -365,24 +370,29 @@ def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]:
     kiln.stop()
 
 
-def test_a_denial_is_reported_not_raised(strict: servers.Kiln) -> None:
+def test_a_denial_fails_the_request_and_a_warning_is_reported(strict: servers.Kiln) -> None:
     creds = servers.new_tenant(strict.env, unique("strict-"))
     heat = heat_for(strict, creds)
     name = unique("p")
 
-    stack = heat.stacks.preview(stack_name=name, template=SECRETIVE,
-                                parameters={"size": 1, "password": SECRET}).to_dict()
-    by_plugin = {v["plugin"]: v for v in stack["lifecycle"]}
-    assert verdicts(stack["lifecycle"]) == {"policy": "deny", "quota": "deny",
-                                            "placement": "allow"}
-    assert by_plugin["policy"]["blocking"] is True
-    assert "no-random" in by_plugin["policy"]["message"]
-    assert "token" in by_plugin["policy"]["message"]
-    assert "resource quota exceeded" in by_plugin["quota"]["message"]
-    assert SECRET not in json.dumps(stack)
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.preview(stack_name=name, template=SECRETIVE,
+                            parameters={"size": 1, "password": SECRET})
+    error = refused.value.error["error"]
+    assert error["type"] == "LifecycleDenied"
+    # Each plugin that denies is named, with its message; the one that allows is not.
+    policy, quota = error["message"].split("; ")
+    assert policy.startswith("Lifecycle plugin policy denied CREATE: no-random")
+    assert "token" in policy
+    assert quota.startswith("Lifecycle plugin quota denied CREATE: ")
+    assert "resource quota exceeded" in quota
+    assert SECRET not in str(refused.value)
 
-    result = heat.stacks.validate(template=templates.FAILING)  # 3 resources, no Random
-    assert verdicts(result["lifecycle"]) == {"policy": "warn", "quota": "deny",
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.validate(template=templates.FAILING)  # 3 resources, no Random
+    assert str(refused.value).startswith("ERROR: Lifecycle plugin quota denied CREATE: ")
+    warned = heat.stacks.validate(template=ONE)  # policy warns: no owner tag
+    assert verdicts(warned["lifecycle"]) == {"policy": "warn", "quota": "allow",
                                              "placement": "allow"}
     small = heat.stacks.preview(stack_name=name, tags="owner=me", template=ONE).to_dict()
     assert verdicts(small["lifecycle"]) == dict.fromkeys(PLUGINS, "allow")
@@ -400,3 +410,23 @@ def test_without_plugins_the_verdicts_are_empty(tmp_path: pathlib.Path) -> None:
         assert heat.stacks.preview(stack_name="p", template=ONE).to_dict()["lifecycle"] == []
     finally:
         kiln.stop()
+
+
+def test_a_denial_fails_the_cli_with_the_plugins_message(
+        strict: servers.Kiln, tmp_path: pathlib.Path) -> None:
+    # What demo-env exports, for a tenant made in-process (kiln-manage costs seconds).
+    creds = servers.new_tenant(strict.env, unique("cli-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env.update({"OS_AUTH_TYPE": "admin_token", "OS_ENDPOINT": strict.endpoint(creds.tenant_id),
+                "OS_TOKEN": creds.token})
+    template = tmp_path / "t.yaml"
+    template.write_text(SECRETIVE)
+
+    previewed = run_openstack(env, "stack", "create", "--dry-run", "-t", str(template),
+                              "--parameter", "size=1", unique("cli"))
+    validated = run_openstack(env, "orchestration", "template", "validate",
+                              "-t", str(template))
+
+    for result in (previewed, validated):
+        assert result.returncode != 0, result.stdout
+        assert "Lifecycle plugin policy denied CREATE: no-random" in result.stderr

@@ -27,6 +27,7 @@ from engine.errors import Location
         (errors.UserParameterMissing(key="p"), 400),
         (errors.BadRequest(reason="x"), 400),
         (errors.RequestLimitExceeded(reason="x"), 400),
+        (errors.LifecycleDenied(refusals="Lifecycle plugin p denied CREATE: x"), 400),
         (errors.AuthenticationRequired(reason="x"), 401),
         (errors.InvalidTenant(target="a", actual="b"), 403),
         (errors.DatabaseUnavailable(reason="x"), 503),

@@ -465,3 +465,38 @@ def test_a_reset_sets_the_stack_s_state_with_its_event(db: Database, tenant_id: 
             "UPDATE", "FAILED", "by hand", later(3))
         assert events(session, stack) == [("stack", "UPDATE", "FAILED", "by hand")]
 
+
+
+def test_ending_an_operation_leaves_the_post_ops_it_owes_to_a_worker(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id, status=Status.IN_PROGRESS)
+        operation = add_operation(
+            session, stack, state=OperationState.PENDING, lease_owner="w1",
+            lease_expires_at=later(30), failures=2,
+            lifecycle={"pre": [{"plugin": "quota"}, {"plugin": "placement"}]})
+
+        transitions.end_operation(session, stack, operation, "Reset by operator admin",
+                                  later(8), Status.COMPLETE)
+
+        # A worker claims a NOTIFYING operation whose lease is free and calls them.
+        assert (operation.state, operation.finished_at, operation.failures) == (
+            OperationState.NOTIFYING, later(8), 0)
+        assert (operation.lease_owner, operation.lease_expires_at) == (None, None)
+        assert operation.lifecycle["post_order"] == ["placement", "quota"]
+        assert operation.lifecycle["outcome"] == Status.COMPLETE
+
+
+def test_the_post_ops_owed_are_those_ordered_less_those_called(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id)
+        before_order = add_operation(
+            session, stack, lifecycle={"pre": [{"plugin": "a"}, {"plugin": "b"}]})
+        assert transitions.owed_post_ops(before_order) == ["b", "a"]
+        before_order.finished_at = later(1)  # one unfinished operation per stack
+
+        ordered = add_operation(session, stack, lifecycle={
+            "pre": [{"plugin": "a"}, {"plugin": "b"}], "post_order": ["b", "a"],
+            "post": [{"plugin": "b"}]})
+        assert transitions.owed_post_ops(ordered) == ["a"]

@@ -1,9 +1,11 @@
 """engine.services.stack_dry_runs: what a preview, a validate and an update preview show
 (hidden values masked everywhere, the lifecycle plugins' dry-run verdicts), that they
-refuse what the writes refuse, and that they store nothing, on a migrated SQLite file."""
+refuse what the writes refuse and what a plugin would fail, and that they store nothing,
+on a migrated SQLite file."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +20,7 @@ from engine.errors import (
     EntityNotFound,
     ImmutableParameterModified,
     KilnError,
+    LifecycleDenied,
     ResourceTypeNotFound,
     UserParameterMissing,
 )
@@ -34,7 +37,7 @@ from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create
 from tests.unit.services.test_stack_reads import other as other  # the fixture
 from tests.unit.worker.running import run, worker
-from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
+from tests.unit.worker.test_lifecycle_calls import Entry, Recording, deny, loaded
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -73,9 +76,10 @@ def stored(db: Database) -> tuple[int, int]:
 
 
 def with_plugins(db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
-                 *plugins: Recording) -> StackDryRuns:
+                 *plugins: Recording, timeout: float = 10.0, on_timeout: str = "fail"
+                 ) -> StackDryRuns:
     return StackDryRuns(db, registry, StackLimits(), clock, irs, lifecycle=LifecycleService(
-        LifecycleRegistry([loaded(plugin) for plugin in plugins])))
+        LifecycleRegistry([loaded(plugin, timeout, on_timeout) for plugin in plugins])))
 
 
 def verdicts(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str, bool]]:
@@ -84,13 +88,16 @@ def verdicts(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str
             for r in records]
 
 
-def quoting(log: list[Entry], seen_dry_run: list[bool]) -> DryRunning:
-    """Denies, quoting the hidden value it is not supposed to know."""
+def quoting(log: list[Entry], seen_dry_run: list[bool], *, denies: bool = True
+            ) -> DryRunning:
+    """Denies (or warns), quoting the hidden value it is not supposed to know."""
 
     plugin = DryRunning("quota", log)
 
     def pre(action: str | None) -> Warn | None:
         seen_dry_run.append(plugin.seen[-1].stack.dry_run)
+        if not denies:
+            return Warn("password hunter2 is too weak")
         raise Denied("password hunter2 is too weak")
 
     plugin.pre = pre
@@ -181,18 +188,71 @@ def test_a_preview_asks_each_plugin_for_a_dry_run_and_masks_what_it_says(
         ctx: RequestContext) -> None:
     log: list[Entry] = []
     dry: list[bool] = []
-    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, dry),
+    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, dry, denies=False),
                             Recording("legacy", log))
 
     preview = dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE,
                                      "parameters": {"name": "n"}})
 
     assert verdicts(preview.lifecycle) == [
-        ("quota", "CREATE", "deny", f"password {MASK} is too weak", True),
+        ("quota", "CREATE", "warn", f"password {MASK} is too weak", True),
         ("legacy", "CREATE", "skipped", "this plugin does not support dry runs", True)]
     assert dry == [True]  # the plugin was told it is a dry run
     assert log == [("quota", "pre", "CREATE", None)]  # the other was not called
     assert stored(db) == (0, 0)
+
+
+def test_a_preview_a_plugin_would_deny_is_refused_naming_every_denier(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    dry_runs = with_plugins(
+        db, registry, clock, irs, quoting(log, []),
+        DryRunning("audit", log, pre=lambda action: Warn("noted")),
+        DryRunning("policy", log, pre=deny("no random strings")), Recording("legacy", log))
+
+    with pytest.raises(LifecycleDenied) as refused:
+        dry_runs.preview(ctx, {"stack_name": "web", "template": TEMPLATE,
+                               "parameters": {"name": "n"}})
+
+    assert refused.value.message == (
+        f"Lifecycle plugin quota denied CREATE: password {MASK} is too weak; "
+        "Lifecycle plugin policy denied CREATE: no random strings")
+    # Every plugin that honours dry runs was asked, after the first denial too.
+    assert [entry[0] for entry in log] == ["quota", "audit", "policy"]
+    assert stored(db) == (0, 0)
+
+
+def _breaks(action: str | None) -> Warn | None:
+    raise RuntimeError("rules file unreadable")
+
+
+def _hangs(action: str | None) -> Warn | None:
+    time.sleep(0.3)
+    return None
+
+
+@pytest.mark.parametrize(("pre", "on_timeout", "refusal"), [
+    (_breaks, "fail", "Lifecycle plugin gate failed on CREATE: RuntimeError: rules file "
+                      "unreadable"),
+    (_hangs, "fail", "Lifecycle plugin gate timed out on CREATE: no answer within 0.05 s"),
+    (_hangs, "warn", None),  # a timeout that only warns lets the request through
+])
+def test_a_plugin_that_breaks_or_times_out_refuses_as_the_operation_would_fail(
+        pre: Any, on_timeout: str, refusal: str | None, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    dry_runs = with_plugins(db, registry, clock, irs, DryRunning("gate", [], pre=pre),
+                            timeout=0.05, on_timeout=on_timeout)
+    body = {"template": TEMPLATE}
+
+    if refusal is None:
+        assert verdicts(dry_runs.validate(ctx, body).lifecycle) == [
+            ("gate", "CREATE", "timeout", "no answer within 0.05 s", True)]
+        return
+    with pytest.raises(LifecycleDenied) as refused:
+        dry_runs.validate(ctx, body)
+    assert refused.value.message == refusal
 
 
 # --- validate ------------------------------------------------------------------------------
@@ -246,12 +306,17 @@ def test_validate_asks_each_plugin_for_a_dry_run_of_a_create(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
         ctx: RequestContext) -> None:
     log: list[Entry] = []
-    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, []))
+    warned = with_plugins(db, registry, clock, irs, quoting(log, [], denies=False))
+    denied = with_plugins(db, registry, clock, irs, quoting(log, []))
 
-    validation = dry_runs.validate(ctx, {"template": TEMPLATE})
+    validation = warned.validate(ctx, {"template": TEMPLATE})
 
     assert verdicts(validation.lifecycle) == [
-        ("quota", "CREATE", "deny", f"password {MASK} is too weak", True)]
+        ("quota", "CREATE", "warn", f"password {MASK} is too weak", True)]
+    with pytest.raises(LifecycleDenied) as refused:
+        denied.validate(ctx, {"template": TEMPLATE})
+    assert refused.value.message == (
+        f"Lifecycle plugin quota denied CREATE: password {MASK} is too weak")
 
 
 # --- update preview ---------------------------------------------------------------------------
@@ -362,10 +427,18 @@ def test_an_update_preview_asks_each_plugin_for_a_dry_run_of_the_update(
         irs: StoredIrs, ctx: RequestContext) -> None:
     log: list[Entry] = []
     dry: list[bool] = []
-    dry_runs = with_plugins(db, registry, clock, irs, quoting(log, dry))
+    warned = with_plugins(db, registry, clock, irs, quoting(log, dry, denies=False))
+    denied = with_plugins(db, registry, clock, irs, quoting(log, dry))
+    before = stored(db)
 
-    preview = dry_runs.preview_update(ctx, "web", web, {"template": AFTER}, patch=False)
+    preview = warned.preview_update(ctx, "web", web, {"template": AFTER}, patch=False)
 
     assert verdicts(preview.lifecycle) == [
-        ("quota", "UPDATE", "deny", f"password {MASK} is too weak", True)]
-    assert dry == [True]
+        ("quota", "UPDATE", "warn", f"password {MASK} is too weak", True)]
+    for call in sorted(UPDATE_CALLS):
+        with pytest.raises(LifecycleDenied) as refused:
+            UPDATE_CALLS[call](denied, ctx, web)
+        assert refused.value.message == (
+            f"Lifecycle plugin quota denied UPDATE: password {MASK} is too weak")
+    assert dry == [True, True, True]
+    assert stored(db) == before

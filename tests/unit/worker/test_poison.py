@@ -370,6 +370,11 @@ def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
     assert log == [("audit", "pre", "CREATE", None)]
     assert any("post-ops abandoned after 3 tries" in r.getMessage()
                and operation.id in r.getMessage() for r in caplog.records)
+    # Not a silent skip: the stack's events name the plugin never told, and why.
+    assert [(c["plugin"], c["phase"], c["verdict"], c["message"])
+            for c in stacks.lifecycle_calls(ctx, name, stack_id) if c["phase"] == "post"] == [
+        ("audit", "post", "not_called",
+         "the post-op phase failed unexpectedly 3 times and was given up")]
     stacks.delete(ctx, name, stack_id)
     for _ in range(10):
         run(loop, ticks=1)
@@ -414,6 +419,33 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
     stacks.delete(ctx, name, stack_id)
     run(worker_for(stacks))
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_when_giving_up_fails_too_each_owed_post_op_is_recorded_as_never_called(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    name, stack_id = create(stacks, ctx, PLAIN)
+    buggy = BuggyRegistry({})
+    owner = "worker-1"
+    irs = StoredIrs(buggy.get, buggy.constraint)
+    plugins = LifecycleRegistry([loaded(Recording("quota", log))])
+    lifecycle_calls = LifecycleCalls(db, buggy, plugins, owner, clock, 30, 5, irs=irs)
+    driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln",
+                       irs=irs)
+    for _ in range(4):
+        with db.transaction() as session:
+            [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
+                                                                  30, 1)]
+        driver.advance(claimed)
+        clock.advance(5)
+
+    assert operation_of(db, stack_id).state == OperationState.FAILED
+    assert log == [("quota", "pre", "CREATE", None)]  # the plan raised; no post-op ran
+    [never] = [c for c in stacks.lifecycle_calls(ctx, name, stack_id) if c["phase"] == "post"]
+    assert (never["plugin"], never["verdict"], never["is_stack_failure"], never["message"]) == (
+        "quota", "not_called", True,
+        "the operation was abandoned after repeated internal errors")
 
 
 def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
