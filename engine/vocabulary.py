@@ -32,6 +32,18 @@ class Action(enum.StrEnum):
     CLEANUP = "CLEANUP"
 
 
+class Change(enum.StrEnum):
+    """What an operation is planned to do to one resource, as lifecycle plugins see it
+    (``StackView.changes``): an update decides between UPDATE (in place), REPLACE and
+    NONE per resource; a create creates and a delete deletes every one."""
+
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"  # in place: the physical resource stays
+    REPLACE = "REPLACE"  # a new physical resource; the old one is deleted
+    DELETE = "DELETE"
+    NONE = "NONE"  # no property differs: nothing is done
+
+
 class Status(enum.StrEnum):
     """How a stack's or a resource's action stands (Heat's statuses)."""
 

@@ -1,5 +1,5 @@
-"""Trees of nested stacks: a stack's children, its descendants, and the resources of the
-whole tree (what ``max_resources_per_stack`` bounds)."""
+"""Trees of nested stacks: a stack's children, its descendants, its lineage up to the
+root, and the resources of the whole tree (what ``max_resources_per_stack`` bounds)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,34 @@ def descendants(session: Session, root_id: str, depth: int) -> dict[str, str]:
             found[stack_id] = name
             level.append(stack_id)
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeMember:
+    """A stack of a tree, and the resource of its parent that made it (None for the
+    root)."""
+
+    id: str
+    name: str
+    parent_resource: str | None
+
+
+def lineage(session: Session, stack: Stack) -> list[TreeMember]:
+    """The stacks from ``stack``'s root down to ``stack`` (Heat's ``path_in_stack``):
+    one query per stack above it, none for a top-level stack. A parent whose row is gone
+    ends the walk there."""
+    members = [TreeMember(stack.id, stack.name, stack.parent_resource)]
+    owner, seen = stack.owner_id, {stack.id}
+    while owner is not None and owner not in seen:
+        row = session.execute(select(Stack.name, Stack.parent_resource, Stack.owner_id)
+                              .where(Stack.id == owner)).one_or_none()
+        if row is None:
+            break
+        name, resource, above = row
+        members.append(TreeMember(owner, name, resource))
+        seen.add(owner)
+        owner = above
+    return members[::-1]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,6 +25,27 @@ class Decision(enum.StrEnum):
     RESTORE = "RESTORE"  # take back the resource this one replaced (a rollback only)
 
 
+class _Unknown:
+    """A property value not known before an update runs (it comes from a resource the
+    update creates, replaces or changes). It equals nothing, so a decision made before
+    the update sees the property as changed: more disturbance, never less."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return "<not known before the update>"
+
+
+UNKNOWN: Any = _Unknown()
+
+
 @dataclasses.dataclass(frozen=True)
 class Stored:
     type: str

@@ -9,7 +9,7 @@ into), before a plugin ever sees them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from engine.errors import KilnError
@@ -59,6 +59,18 @@ class ResourceFacts(Protocol):
     def requires(self) -> Any: ...
 
 
+class TreeMemberFacts(Protocol):
+    """A stack of a tree of nested stacks (a ``Stack`` row, or a
+    ``stack_trees.TreeMember``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def parent_resource(self) -> str | None: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Redefined:
     """A stack with another template, parameters and environment: the two sides of an
@@ -94,12 +106,16 @@ class Redefined:
 
 def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
                stored: Mapping[str, ResourceFacts], secrets: tuple[str, ...],
-               dry_run: bool = False, target: bool = False) -> StackView:
+               dry_run: bool = False, target: bool = False,
+               lineage: Sequence[TreeMemberFacts] = ()) -> StackView:
     """The stack as a plugin sees it: resources of the IR (the stack as it is to be) and
     of the stored rows (as it is), the stored state winning where both know one.
 
     With ``target`` (the new side of an update) the IR decides: only its resources, with
-    its properties; stored rows add only their status and physical id."""
+    its properties; stored rows add only their status and physical id.
+
+    ``lineage`` is the stacks from the root of the stack's tree down to the stack
+    (``stack_trees.lineage``); () for a stack that is not stored, which is not nested."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
     hidden = hidden_names(template)
     parameters = {name: MASK if name in hidden else redact(value, secrets)
@@ -140,7 +156,18 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
         environment=freeze(redact(stack.environment or {}, secrets)),
         resources=freeze(resources), tags=tuple(stack.tags or ()),
         timeout_mins=stack.timeout_mins, disable_rollback=bool(stack.disable_rollback),
-        dry_run=dry_run)
+        dry_run=dry_run, **_tree_position(lineage))
+
+
+def _tree_position(lineage: Sequence[TreeMemberFacts]) -> dict[str, Any]:
+    """The view's fields that place it in its tree; none (a top-level stack's defaults)
+    without a lineage."""
+    if not lineage:
+        return {}
+    return {"owner_id": lineage[-2].id if len(lineage) > 1 else None,
+            "root_stack_id": lineage[0].id, "nested_depth": len(lineage) - 1,
+            "path": tuple((member.parent_resource if index else None, member.name)
+                          for index, member in enumerate(lineage))}
 
 
 def _static(value: Any, scope: StaticScope) -> Any:

@@ -13,7 +13,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from engine.vocabulary import Status
+from engine.vocabulary import Change, Status
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Unresolved:
     args: tuple[Any, ...]
 
     def __str__(self) -> str:
-        return f"<{self.function} {' '.join(map(str, self.args))}: known at run time>"
+        return f"<{' '.join(map(str, (self.function, *self.args)))}: known at run time>"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +47,27 @@ class ResourceView:
 
 
 @dataclasses.dataclass(frozen=True)
+class PropertyChange:
+    """One property an operation is planned to change. A side the property has not is
+    None (a resource created has no old values); a new value only known once the
+    operation runs is an :class:`Unresolved`. Hidden parameter values are masked."""
+
+    old: Any
+    new: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceChange:
+    """What the operation is planned to do to one resource, decided as the operation
+    itself decides it (``engine.resources.update_forecast``)."""
+
+    action: Change
+    #: The properties that differ, by name: every known one of a resource created or
+    #: deleted; none when ``action`` is NONE.
+    properties: Mapping[str, PropertyChange]
+
+
+@dataclasses.dataclass(frozen=True)
 class StackView:
     id: str
     name: str
@@ -63,10 +84,42 @@ class StackView:
     disable_rollback: bool = True
     #: True in preview and validate: decide, report, reserve nothing.
     dry_run: bool = False
+    #: The planned change of each resource, by name (``ResourceChange``): filled in for the
+    #: pre-ops of a create, an update and a delete, real and dry-run; empty elsewhere.
+    changes: Mapping[str, ResourceChange] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
+    # Where the stack sits in its tree of nested stacks, under Heat's names, so a Heat
+    # plugin that tells a child from a top-level stack works unchanged.
+    #: The parent stack's id; None for a top-level stack.
+    owner_id: str | None = None
+    #: The root stack's id; the stack's own id for a top-level stack ("" fills it in).
+    root_stack_id: str = ""
+    #: 0 for a top-level stack, 1 for its children, ...
+    nested_depth: int = 0
+    #: Heat's ``path_in_stack()``: from the root down to this stack, each stack as (the
+    #: resource of its parent that made it, its name); the root's resource is None.
+    #: () fills in ``((None, name),)``, a top-level stack's.
+    path: tuple[tuple[str | None, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.root_stack_id:
+            object.__setattr__(self, "root_stack_id", self.id)
+        if not self.path:
+            object.__setattr__(self, "path", ((None, self.name),))
 
     @property
     def stack_name(self) -> str:
         return self.name
+
+    @property
+    def parent_resource_name(self) -> str | None:
+        """The resource of the parent stack that made this one (Heat's name); None for
+        a top-level stack."""
+        return self.path[-1][0]
+
+    def path_in_stack(self) -> list[tuple[str | None, str]]:
+        """Heat's method of the same name: :attr:`path` as a list."""
+        return list(self.path)
 
     def count_of(self, type_name: str) -> int:
         return sum(1 for resource in self.resources.values() if resource.type == type_name)
@@ -89,4 +142,8 @@ def thaw(value: Any) -> Any:
         return [thaw(item) for item in value]
     if isinstance(value, Unresolved):
         return str(value)
+    if isinstance(value, ResourceChange):
+        return {"action": str(value.action), "properties": thaw(value.properties)}
+    if isinstance(value, PropertyChange):
+        return {"old": thaw(value.old), "new": thaw(value.new)}
     return value

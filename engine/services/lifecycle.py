@@ -12,9 +12,11 @@ from typing import Any
 from engine.context import RequestContext
 from engine.errors import LifecycleDenied
 from engine.ir.model import ResolvedStack
+from engine.lifecycle.planned import NO_CHANGES, with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import DENY, TIMEOUT, Call, dry_run
-from engine.lifecycle.snapshot import ResourceFacts, StackFacts, stack_view
+from engine.lifecycle.snapshot import ResourceFacts, StackFacts, TreeMemberFacts, stack_view
+from engine.lifecycle.view import ResourceChange
 from engine.template.parameters import hidden_values
 from engine.vocabulary import Action, Status
 
@@ -115,23 +117,27 @@ class LifecycleService:
         return reports
 
     def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack | None,
-                action: str = Action.CREATE, *, current: UpdateTarget | None = None
-                ) -> list[dict[str, Any]]:
+                action: str = Action.CREATE, *, current: UpdateTarget | None = None,
+                lineage: Sequence[TreeMemberFacts] = (),
+                changes: Mapping[str, ResourceChange] = NO_CHANGES) -> list[dict[str, Any]]:
         """The verdict every plugin would give, reserving nothing. An update passes
         ``current`` (the new side); ``stack`` is then the stored definition, and the
-        plugins see both as the update's pre-op will."""
+        plugins see both as the update's pre-op will. ``changes`` are the planned
+        changes (``planned.view_changes``), on both views. A stored stack passes its
+        ``lineage`` (``stack_trees.lineage``), so the views place it in its tree."""
         if current is not None:
             secrets = current.stored_secrets
         else:
             secrets = hidden_values(ir.parameter_schemas, ir.parameters) if ir else ()
         stored = current.stored if current is not None else {}
         view = stack_view(stack, action=action, ir=ir, stored=stored, secrets=secrets,
-                          dry_run=True)
+                          dry_run=True, lineage=lineage)
         current_view = None if current is None else stack_view(
             current.stack, action=action, ir=current.ir, stored=stored, dry_run=True,
-            target=True, secrets=hidden_values(current.ir.parameter_schemas,
+            target=True, lineage=lineage, secrets=hidden_values(current.ir.parameter_schemas,
                                                current.ir.parameters))
-        call = Call(context=ctx, stack=view, action=action, current_stack=current_view)
+        call = with_changes(
+            Call(context=ctx, stack=view, action=action, current_stack=current_view), changes)
         return [record.as_dict() for record in dry_run(self._plugins.plugins, call)]
 
 

@@ -29,9 +29,9 @@ from engine.errors import (
 )
 from engine.ir.build import StaticScope
 from engine.resources.base import Signal
+from engine.resources.read_only import ReadOnlyRuntime
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import extract_bool
-from engine.services.attributes import ReadOnlyRuntime
 from engine.template.functions import Deferred, ParseContext, parse_value, resolve
 from engine.template.parameters import redact
 from engine.template.parse import from_data

@@ -16,12 +16,14 @@ from typing import Any
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import resource_rows
+from engine.db import resource_rows, stack_trees
 from engine.db.session import Database
 from engine.errors import EntityNotFound, KilnError
 from engine.ir.model import ResourceNode, TypeSchema
 from engine.ir.stored import StoredIrs
+from engine.lifecycle.planned import view_changes
 from engine.resources.registry import ResourceTypeRegistry
+from engine.resources.update_forecast import forecast_create
 from engine.services import stack_requests, update_preview
 from engine.services.lifecycle import (
     LifecycleService,
@@ -153,6 +155,7 @@ class StackDryRuns:
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
             rows = resource_rows.list_resources(session, stack.id)
+            lineage = stack_trees.lineage(session, stack)
         stack_requests.check_body(body)
         new = self._proposals.propose(
             ctx, update_body(update_preview.stored_request(stack), body, patch=patch),
@@ -163,15 +166,17 @@ class StackDryRuns:
         secrets = tuple(sorted({*old_secrets, *hidden_values(new.ir.parameter_schemas,
                                                               new.ir.parameters)},
                                key=len, reverse=True))
+        planned = update_preview.forecast(stack, rows, new.ir, self._registry, self._clock)
         changes = update_preview.resource_changes(
-            stack, rows, stored_ir, new.ir, new.stack.template, self._registry, self._clock,
-            secrets)
+            stack, rows, stored_ir, new.ir, new.stack.template, planned, self._registry,
+            self._clock, secrets)
         verdicts: list[dict[str, Any]] = []
         if self._lifecycle is not None:
             previous, target = update_preview.pre_op_stacks(stack, new.stack)
             verdicts = redact(self._lifecycle.dry_run(
                 ctx, previous, stored_ir, Action.UPDATE, current=UpdateTarget(
-                    target, new.ir, {row.name: row for row in rows}, old_secrets)), secrets)
+                    target, new.ir, {row.name: row for row in rows}, old_secrets),
+                lineage=lineage, changes=view_changes(planned, secrets)), secrets)
             refuse_blocked(verdicts)
         return update_preview.UpdatePreview(
             stack_id=stack.id, stack_name=stack.name, tenant_id=stack.tenant_id,
@@ -188,11 +193,13 @@ class StackDryRuns:
             parameters=stack.parameters, environment=stack.environment, files=stack.files,
             tags=tuple(stack.tags or ()), timeout_mins=stack.timeout_mins,
             disable_rollback=stack.disable_rollback)
-        verdicts = self._lifecycle.dry_run(ctx, proposed, ir, Action.CREATE)
+        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
+        verdicts = self._lifecycle.dry_run(
+            ctx, proposed, ir, Action.CREATE,
+            changes=view_changes(forecast_create(ir, self._registry), secrets))
         # The plugins saw masked views; an error's text could still quote a value it was
         # handed some other way, so the hidden values are masked here too.
-        masked_verdicts: list[dict[str, Any]] = redact(
-            verdicts, hidden_values(ir.parameter_schemas, ir.parameters))
+        masked_verdicts: list[dict[str, Any]] = redact(verdicts, secrets)
         refuse_blocked(masked_verdicts)
         return masked_verdicts
 

@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import event_rows, resource_rows, stack_rows
+from engine.db import event_rows, resource_rows, stack_rows, stack_trees
 from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database, DbSession
 from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
+from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
-from engine.lifecycle.snapshot import Redefined, StackFacts, stack_view
+from engine.lifecycle.snapshot import Redefined, StackFacts, TreeMemberFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.planned_changes import PlannedChanges
 from engine.worker.stored_scope import stack_secrets
 
 LOG = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ class LifecycleCalls:
         self._clock = clock
         self._lease_seconds = lease_seconds
         self._heartbeat_seconds = heartbeat_seconds
+        self._planned = PlannedChanges(db, types, clock, irs)
 
     def pre_ops(self, operation_id: str) -> None:
         """Call every pre-op not yet recorded, in order, stopping at the first that fails
@@ -54,6 +58,9 @@ class LifecycleCalls:
         if call is None or any(item.get("blocking") for item in progress.get("pre", [])):
             return
         called = {item["plugin"] for item in progress.get("pre", [])}
+        if all(loaded.name in called for loaded in self._plugins.plugins):
+            return
+        call = with_changes(call, self._planned.of(operation_id))
         for loaded in self._plugins.plugins:
             if loaded.name in called:
                 continue
@@ -95,28 +102,30 @@ class LifecycleCalls:
                 return None, {}
             stack = stack_rows.load_stack(session, operation.stack_id)
             payload = operation.payload or {}
+            lineage = stack_trees.lineage(session, stack)
             current = None
             if "target" in payload:
                 # Update and its rollback: ``stack`` is what the stack was, and
                 # ``current_stack`` what it becomes, as Heat passes them.
                 view = self._view(session, Redefined.of(stack, payload["previous"]),
-                                  operation.action)
+                                  operation.action, lineage)
                 current = self._view(session, Redefined.of(stack, payload["target"]),
-                                     operation.action, target=True)
+                                     operation.action, lineage, target=True)
             else:
-                view = self._view(session, stack, operation.action)
+                view = self._view(session, stack, operation.action, lineage)
             context = _context(operation, stack)
             return (Call(context=context, stack=view, action=operation.action,
                          current_stack=current, is_stack_failure=is_stack_failure),
                     dict(operation.lifecycle or {}))
 
     def _view(self, session: DbSession, stack: StackFacts, action: str,
-              target: bool = False) -> StackView:
+              lineage: Sequence[TreeMemberFacts], target: bool = False) -> StackView:
         stored = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         secrets = stack_secrets(stack)
         try:
             return stack_view(stack, action=action, ir=self._irs.of(stack),
-                              stored=stored, secrets=secrets, target=target)
+                              stored=stored, secrets=secrets, target=target,
+                              lineage=lineage)
         except KilnError:
             pass  # e.g. a type uninstalled since: plugins still see the stored rows
         except Exception:  # noqa: BLE001 -- a bug in the view must not fail the operation
@@ -125,7 +134,7 @@ class LifecycleCalls:
             LOG.exception("stack %s: its %s view for the lifecycle plugins failed; they "
                           "see the stored resources only", stack.id, action)
         return stack_view(stack, action=action, ir=None, stored=stored, secrets=secrets,
-                          target=target)
+                          target=target, lineage=lineage)
 
     def _record(self, operation_id: str, record: CallRecord) -> None:
         now = self._clock()

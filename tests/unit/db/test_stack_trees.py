@@ -49,6 +49,18 @@ def test_live_children_and_descendants(db: Database, tenant_id: str) -> None:
         assert stack_trees.descendants(session, ids["a1"], 5) == {}
 
 
+def test_a_stacks_lineage_runs_from_its_root_down_to_it(db: Database,
+                                                        tenant_id: str) -> None:
+    stacks = tree(db, tenant_id)
+    with db.read() as session:
+        found = {name: stack_trees.lineage(session, session.get_one(Stack, stacks[name].id))
+                 for name in ("root", "a1")}
+    assert found["root"] == [stack_trees.TreeMember(stacks["root"].id, "root", None)]
+    assert found["a1"] == [stack_trees.TreeMember(stacks["root"].id, "root", None),
+                           stack_trees.TreeMember(stacks["a"].id, "root-a", "a"),
+                           stack_trees.TreeMember(stacks["a1"].id, "root-a-1", "x")]
+
+
 def test_the_resources_of_a_tree_are_counted_from_any_of_its_stacks(
         db: Database, tenant_id: str) -> None:
     stacks = tree(db, tenant_id)

@@ -93,7 +93,34 @@ def view(facts: Facts | None = None, *, stored: Mapping[str, Row] | None = None,
                       dry_run=dry_run)
 
 
+@dataclasses.dataclass(frozen=True)
+class Member:
+    """A stack of a tree, as ``stack_trees.lineage`` gives it."""
+
+    id: str
+    name: str
+    parent_resource: str | None
+
+
 # --- the stack as it is to be -------------------------------------------------------------
+
+
+def test_a_stack_without_a_lineage_is_a_top_level_one() -> None:
+    seen = view()
+    assert (seen.owner_id, seen.root_stack_id, seen.nested_depth) == (None, STACK_ID, 0)
+    assert seen.path == ((None, "teststack"),)
+    assert (seen.parent_resource_name, seen.path_in_stack()) == (None, [(None, "teststack")])
+
+
+def test_a_nested_stack_knows_its_parent_its_root_and_its_path() -> None:
+    facts = Facts(template=TEMPLATE, parameters={"password": SECRET})
+    seen = stack_view(facts, action="CREATE", ir=None, stored={}, secrets=(), lineage=[
+        Member("root-id", "web", None), Member("group-id", "web-group-x1", "group"),
+        Member(STACK_ID, "teststack", "0")])
+    assert (seen.owner_id, seen.root_stack_id, seen.nested_depth) == (
+        "group-id", "root-id", 2)
+    assert seen.path == ((None, "web"), ("group", "web-group-x1"), ("0", "teststack"))
+    assert seen.parent_resource_name == "0"
 
 
 def test_stack_facts_are_carried_over() -> None:

@@ -26,13 +26,17 @@ from engine.errors import (
 )
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import Denied, Warn
+from engine.lifecycle.planned import NOT_KNOWN
 from engine.lifecycle.registry import LifecycleRegistry
+from engine.lifecycle.view import PropertyChange
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services import update_preview
 from engine.services.lifecycle import LifecycleService
 from engine.services.proposals import StackLimits
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_writes import StackWrites
 from engine.template.parameters import MASK
+from engine.vocabulary import Change
 from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create
 from tests.unit.services.test_stack_reads import other as other  # the fixture
@@ -442,3 +446,90 @@ def test_an_update_preview_asks_each_plugin_for_a_dry_run_of_the_update(
             f"Lifecycle plugin quota denied UPDATE: password {MASK} is too weak")
     assert dry == [True, True, True]
     assert stored(db) == before
+
+
+def test_an_update_preview_of_a_nested_stack_shows_the_plugins_where_it_sits(
+        writes: StackWrites, db: Database, registry: ResourceTypeRegistry, clock: Clock,
+        irs: StoredIrs, ctx: RequestContext) -> None:
+    parent_id = create(writes, ctx, "outer", """\
+heat_template_version: 2018-08-31
+resources:
+  inner:
+    type: OS::Heat::Stack
+    properties:
+      template: "heat_template_version: 2018-08-31\\nresources: {r: {type: OS::Heat::None}}"
+""")
+    loop = worker(db, registry, clock)
+    for _ in range(20):
+        loop.run_once()
+        clock.advance(1)
+    with db.read() as session:
+        [child] = session.scalars(select(Stack).where(Stack.owner_id == parent_id))
+        child_name, child_id = child.name, child.id
+    plugin = DryRunning("watch", [])
+
+    with_plugins(db, registry, clock, irs, plugin).preview_update(
+        ctx, child_name, child_id, {}, patch=True)
+
+    [seen] = plugin.seen
+    assert (seen.stack.owner_id, seen.stack.root_stack_id, seen.stack.nested_depth,
+            seen.stack.path) == (parent_id, parent_id, 1,
+                                 ((None, "outer"), ("inner", child_name)))
+
+
+# --- planned changes in the plugins' views --------------------------------------------------
+
+
+class Both(DryRunning):
+    """Keeps the new side of an update too."""
+
+    def do_pre_op(self, cnxt: RequestContext, stack: Any, current_stack: Any = None,
+                  action: str | None = None) -> Warn | None:
+        self.current = current_stack
+        return super().do_pre_op(cnxt, stack, current_stack, action)
+
+
+def test_a_preview_and_a_validate_show_the_plugins_every_resource_created(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    plugin = DryRunning("watch", [])
+    dry_runs = with_plugins(db, registry, clock, irs, plugin)
+    body = {"stack_name": "web", "template": TEMPLATE, "parameters": {"name": "n"}}
+
+    dry_runs.preview(ctx, body)
+    dry_runs.validate(ctx, body)
+
+    for seen in plugin.seen:
+        changes = seen.stack.changes
+        assert {name: change.action for name, change in changes.items()} == {
+            "value": Change.CREATE, "word": Change.CREATE}
+        # The hidden value is masked; what only the create will know is marked so.
+        assert changes["word"].properties["salt"] == PropertyChange(None, MASK)
+        assert changes["word"].properties["length"] == PropertyChange(None, 2)
+        assert changes["value"].properties["value"] == PropertyChange(None, NOT_KNOWN)
+    assert len(plugin.seen) == 2
+
+
+@pytest.mark.parametrize("call", sorted(UPDATE_CALLS))
+def test_an_update_preview_shows_the_plugins_the_changes_it_shows_the_tenant(
+        call: str, web: str, db: Database, registry: ResourceTypeRegistry, clock: Clock,
+        irs: StoredIrs, ctx: RequestContext) -> None:
+    plugin = Both("watch", [])
+
+    preview = UPDATE_CALLS[call](with_plugins(db, registry, clock, irs, plugin), ctx, web)
+
+    [seen] = plugin.seen
+    changes = seen.stack.changes
+    assert plugin.current.changes == changes  # both sides of the update carry them
+    assert {item.name: category for category, items in preview.changes.items()
+            for item in items} == {name: update_preview.CATEGORY[change.action]
+                                   for name, change in changes.items()}
+    if call == "put":
+        assert {name: change.action for name, change in changes.items()} == {
+            "added": Change.CREATE, "changed": Change.UPDATE, "dropped": Change.DELETE,
+            "kept": Change.NONE, "swapped": Change.REPLACE}
+        assert changes["changed"].properties == {"value": PropertyChange("one", "two")}
+        assert changes["swapped"].properties == {"value": PropertyChange("one", "two")}
+        assert changes["kept"].properties == {}
+    else:
+        assert {change.action for change in changes.values()} == {Change.NONE}

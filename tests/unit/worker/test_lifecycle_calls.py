@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select
 
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db.models import Operation, Resource, Step
+from engine.db.models import Operation, Resource, Stack, Step
 from engine.db.session import Database
 from engine.distributions import Origin
 from engine.ir import build
@@ -31,6 +31,7 @@ from engine.vocabulary import OperationState
 from engine.worker.loop import WorkerLoop
 from tests.stack_api import StackApi
 from tests.templates import FAILING_ONE as FAILING
+from tests.templates import group_of_groups
 from tests.unit.conftest import Clock
 from tests.unit.worker.running import create, run, worker, worker_for
 
@@ -247,6 +248,41 @@ def test_plugins_see_the_stack_before_and_after_and_who_asked(
     assert (after.stack.action, after.stack.status) == ("CREATE", "CREATE_COMPLETE")
     assert {r.status for r in after.stack.resources.values()} == {"CREATE_COMPLETE"}
     assert all(r.physical_resource_id for r in after.stack.resources.values())
+    # A top-level stack: no parent, its own root.
+    for seen in (before.stack, after.stack):
+        assert (seen.owner_id, seen.root_stack_id, seen.nested_depth, seen.path) == (
+            None, stack_id, 0, ((None, name),))
+
+
+def test_each_stack_of_a_tree_shows_its_parent_root_and_path(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    [plugin] = recorders(log, "watch")
+    name, root_id = create(stacks, ctx, group_of_groups(1, 1))
+    loop = worker_for(stacks, [loaded(plugin)])
+    for _ in range(100):
+        if status(stacks, ctx, name, root_id) != "CREATE_IN_PROGRESS":
+            break
+        loop.run_once()
+        clock.advance(1)
+    assert status(stacks, ctx, name, root_id) == "CREATE_COMPLETE"
+    with db.read() as session:
+        [child] = session.scalars(select(Stack).where(Stack.owner_id == root_id))
+        [grandchild] = session.scalars(select(Stack).where(Stack.owner_id == child.id))
+        child_id, child_name = child.id, child.name
+        grandchild_id, grandchild_name = grandchild.id, grandchild.name
+
+    placed = {(seen.phase, seen.stack.id): (
+        seen.stack.owner_id, seen.stack.root_stack_id, seen.stack.nested_depth,
+        seen.stack.path) for seen in plugin.seen}
+    for phase in ("pre", "post"):
+        assert placed[phase, root_id] == (None, root_id, 0, ((None, name),))
+        assert placed[phase, child_id] == (
+            root_id, root_id, 1, ((None, name), ("outer", child_name)))
+        assert placed[phase, grandchild_id] == (
+            child_id, root_id, 2,
+            ((None, name), ("outer", child_name), ("0", grandchild_name)))
+    assert len(placed) == 6
 
 
 def test_a_denial_fails_the_stack_before_any_resource_is_touched(

@@ -1,0 +1,101 @@
+"""The planned change of each resource, for the views an operation's pre-ops receive.
+
+Made by the same planner and update decision as the operation (``update_forecast``,
+which the update preview reads too), before any step runs: a create creates every
+resource of its template, a delete deletes every stored one, and an update decides each
+resource as its step will. Other operations (rollback, abandon, adopt, ...) and the
+post-ops get no changes yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from engine.clock import Clock
+from engine.db import resource_rows, stack_rows
+from engine.db.models import Operation
+from engine.db.session import Database
+from engine.ir.stored import StoredIrs
+from engine.lifecycle.planned import NO_CHANGES, view_changes
+from engine.lifecycle.snapshot import Redefined
+from engine.lifecycle.view import ResourceChange
+from engine.resources.read_only import ReadOnlyRuntime
+from engine.resources.registry import ResourceTypeRegistry
+from engine.resources.update_forecast import (
+    PlannedChange,
+    StoredFacts,
+    forecast_create,
+    forecast_delete,
+    forecast_update,
+)
+from engine.vocabulary import Action
+from engine.worker.stored_scope import stack_secrets
+
+LOG = logging.getLogger(__name__)
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    """What a read-only runtime needs of a stack or a row, kept past the session."""
+
+    id: Any
+    name: str
+    tenant_id: str = ""
+
+
+class PlannedChanges:
+    def __init__(self, db: Database, types_: ResourceTypeRegistry, clock: Clock,
+                 irs: StoredIrs) -> None:
+        self._db = db
+        self._types = types_
+        self._clock = clock
+        self._irs = irs
+
+    def of(self, operation_id: str) -> Mapping[str, ResourceChange]:
+        """The operation's planned changes, masked for the plugins; none for an operation
+        that is not planned here, or when the forecast fails (logged: the operation
+        itself goes on and decides as it always does)."""
+        try:
+            return self._of(operation_id)
+        except Exception:  # noqa: BLE001 -- the forecast must not fail the operation
+            LOG.exception("operation %s: the planned changes for the lifecycle plugins "
+                          "could not be made; they see none", operation_id)
+            return NO_CHANGES
+
+    def _of(self, operation_id: str) -> Mapping[str, ResourceChange]:
+        with self._db.read() as session:
+            operation = session.get(Operation, operation_id)
+            if operation is None or operation.action not in (
+                    Action.CREATE, Action.UPDATE, Action.DELETE):
+                return NO_CHANGES
+            stack = stack_rows.load_stack(session, operation.stack_id)
+            rows = resource_rows.list_resources(session, stack.id)
+            stored = {row.name: StoredFacts.of(row) for row in rows}
+            keys = {row.name: _Named(row.id, row.name) for row in rows}
+            payload = operation.payload or {}
+            secret_sets = {*stack_secrets(stack)}
+            target = None
+            if operation.action == Action.CREATE:
+                target = self._irs.of(stack)
+            elif operation.action == Action.UPDATE:
+                new = Redefined.of(stack, payload["target"])
+                target = self._irs.of(new)
+                secret_sets |= {*stack_secrets(new),
+                                *stack_secrets(Redefined.of(stack, payload["previous"]))}
+            identity = _Named(stack.id, stack.name, stack.tenant_id)
+            action = operation.action
+        secrets = tuple(sorted(secret_sets, key=len, reverse=True))
+        # Outside the transaction: the decision runs resource type code.
+        planned: Mapping[str, PlannedChange]
+        if target is None:
+            planned = forecast_delete(stored)
+        elif action == Action.CREATE:
+            planned = forecast_create(target, self._types)
+        else:
+            planned = forecast_update(
+                target, stored, self._types,
+                lambda name: ReadOnlyRuntime(identity, keys[name], self._clock))
+        return view_changes(planned, secrets)
+
