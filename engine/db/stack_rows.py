@@ -70,6 +70,15 @@ def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
     return session.scalars(query).first()
 
 
+def last_finished_operation(session: Session, stack_id: str, action: str) -> Operation | None:
+    """The stack's ``action`` operation that finished last (``None`` if none did)."""
+    query = (select(Operation).where(Operation.stack_id == stack_id,
+                                     Operation.action == action,
+                                     Operation.finished_at.is_not(None))
+             .order_by(Operation.finished_at.desc()).limit(1))
+    return session.scalars(query).first()
+
+
 def request_id_of(session: Session, operation_id: str) -> str:
     """The id of the request that started the operation ("" if not recorded): its log
     lines and an internal-error reason carry it, so an operator can follow one request

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
@@ -204,8 +204,7 @@ def owe_post_ops(operation: Operation) -> None:
     once, when the pre-ops end (however the operation then ends)."""
     if "post_order" not in operation.lifecycle:
         pre = operation.lifecycle.get("pre", [])
-        operation.lifecycle = {**operation.lifecycle,
-                               "post_order": [item["plugin"] for item in reversed(pre)]}
+        operation.lifecycle = {**operation.lifecycle, "post_order": _called(pre)}
 
 
 def owed_post_ops(operation: Operation) -> list[str]:
@@ -214,9 +213,15 @@ def owed_post_ops(operation: Operation) -> list[str]:
     progress = operation.lifecycle or {}
     order = progress.get("post_order")
     if order is None:
-        order = [item["plugin"] for item in reversed(progress.get("pre", []))]
+        order = _called(progress.get("pre", []))
     done = {item["plugin"] for item in progress.get("post", [])}
     return [name for name in order if name not in done]
+
+
+def _called(pre: list[dict[str, Any]]) -> list[str]:
+    """The plugins whose pre-op was called, last first: a pre-op skipped for an
+    unchanged cache key (verdict ``skipped``, engine.lifecycle.runner) decided nothing."""
+    return [item["plugin"] for item in reversed(pre) if item.get("verdict") != "skipped"]
 
 
 def settle(operation: Operation) -> None:

@@ -38,6 +38,15 @@ Writing a plugin
     so every decision a pre-op made (a reservation, a licence) can be un-made. Post-ops
     run in the reverse of the pre-op order. An exception here is recorded and the other
     post-ops still run.
+``cache_key(context, stack, current_stack=None, action=None)``
+    Kiln's addition, optional: on UPDATE, a string that changes whenever this plugin's
+    decision could (a digest of what the pre-op reads: the new template, the parameters
+    it checks, its own rules' version), or ``None`` (the default) to be called every
+    time. When the key equals the one this plugin gave at the stack's last update that
+    completed, the pre-op is not called: the call is recorded with the verdict
+    ``skipped`` and no post-op is owed for it. The key is stored with the call record
+    and shown with it, so make it a digest, never a secret. Asked on the pre-op's thread
+    within its time limit; a key that raises is logged and the pre-op is called.
 ``get_ordinal()``
     Lower runs earlier; the default is 100. ``before``/``after`` name other plugins this
     one must precede or follow; ties are broken by name.
@@ -127,6 +136,13 @@ class LifecyclePlugin:
     def do_post_op(self, cnxt: RequestContext, stack: StackView,
                    current_stack: StackView | None = None, action: str | None = None,
                    is_stack_failure: bool = False) -> None:
+        return None
+
+    def cache_key(self, cnxt: RequestContext, stack: StackView,
+                  current_stack: StackView | None = None,
+                  action: str | None = None) -> str | None:
+        """Kiln's addition: on UPDATE, a key that an unchanged update repeats, so that
+        its pre-op can be skipped; ``None`` never skips. See the module documentation."""
         return None
 
     def get_ordinal(self) -> int:

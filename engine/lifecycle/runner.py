@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine import metrics
@@ -26,7 +26,8 @@ from engine.lifecycle.view import StackView
 LOG = logging.getLogger(__name__)
 
 PRE, POST = "pre", "post"
-# Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped in a dry run).
+# Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped: in a dry run by a
+# plugin without dry-run support, or on update because the plugin's cache key is unchanged).
 # Post-op: done | error | timeout (| not_called: owed, and the operation ended without it).
 ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE, NOT_CALLED = (
     "allow", "warn", "deny", "error", "timeout", "skipped", "done", "not_called")
@@ -44,6 +45,8 @@ class CallRecord:
     blocking: bool = False  # a pre-op verdict that fails the operation
     is_stack_failure: bool | None = None  # post-ops only
     dry_run: bool = False
+    # The plugin's cache key (update pre-ops that allowed, warned or were skipped).
+    cache_key: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in dataclasses.asdict(self).items()
@@ -67,6 +70,9 @@ class Call:
     action: str
     current_stack: StackView | None = None
     is_stack_failure: bool = False
+    # On UPDATE only: each plugin's cache key at its last successful update, and so the
+    # sign to ask for its key (``LifecyclePlugin.cache_key``); None on other actions.
+    cached_keys: Mapping[str, str] | None = None
 
 
 def invoke(loaded: LoadedPlugin, phase: str, call: Call,
@@ -74,16 +80,22 @@ def invoke(loaded: LoadedPlugin, phase: str, call: Call,
            heartbeat_seconds: float = 5.0) -> CallRecord:
     """Call one plugin's pre-op or post-op and say how it went. Never raises."""
     plugin = loaded.plugin
+    outcome: dict[str, Any] = {}
     if phase == PRE:
         def target() -> Any:
+            if call.cached_keys is not None and not call.stack.dry_run:
+                # On the call's thread, so the key too is bounded by the timeout.
+                outcome["key"] = _cache_key(loaded, call)
+                if (outcome["key"] is not None
+                        and outcome["key"] == call.cached_keys.get(loaded.name)):
+                    outcome["skipped"] = True
+                    return None
             return plugin.do_pre_op(call.context, call.stack, current_stack=call.current_stack,
                                     action=call.action)
     else:
         def target() -> Any:
             return plugin.do_post_op(call.context, call.stack, current_stack=call.current_stack,
                                      action=call.action, is_stack_failure=call.is_stack_failure)
-
-    outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
@@ -115,6 +127,24 @@ def invoke(loaded: LoadedPlugin, phase: str, call: Call,
     return record
 
 
+def _cache_key(loaded: LoadedPlugin, call: Call) -> str | None:
+    """The plugin's cache key for ``call``, or None (never skip). A key that cannot be
+    had only costs the skip: the pre-op is called, as without a key."""
+    # A plugin that does not subclass LifecyclePlugin (duck-typed, as Heat allows) may
+    # have no such method: it is called every time.
+    method = getattr(loaded.plugin, "cache_key", None)
+    if method is None:
+        return None
+    try:
+        key = method(call.context, call.stack, current_stack=call.current_stack,
+                     action=call.action)
+    except Exception:  # noqa: BLE001 -- a broken key must not deny the update
+        LOG.warning("lifecycle plugin %s: its cache key failed; its pre-op is called",
+                    loaded.name, exc_info=True)
+        return None
+    return key if isinstance(key, str) else None
+
+
 def not_called(plugin: str, action: str, is_stack_failure: bool, why: str) -> CallRecord:
     """The record of a post-op owed to ``plugin`` that will never be called, and why:
     an operation must not end with a plugin's post-op silently skipped."""
@@ -142,9 +172,14 @@ def _verdict(loaded: LoadedPlugin, phase: str, call: Call, outcome: dict[str, An
     value = outcome.get("value")
     if phase == POST:
         return record(DONE)
-    if isinstance(value, Warn):
-        return record(WARN, value.message)
-    return record(ALLOW)
+    key = outcome.get("key")
+    if outcome.get("skipped"):
+        verdict = record(SKIPPED, "cache key unchanged since its last successful update")
+    elif isinstance(value, Warn):
+        verdict = record(WARN, value.message)
+    else:
+        verdict = record(ALLOW)
+    return dataclasses.replace(verdict, cache_key=key)
 
 
 def _clip(message: str) -> str:

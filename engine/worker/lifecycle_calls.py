@@ -6,6 +6,10 @@ recorded at once, in its own short transaction guarded by the operation lease: i
 ``operations.lifecycle`` (so a worker that takes over neither repeats nor skips a call)
 and as a stack event (so tenants and operators see it). A call whose worker died before
 recording it is made again by the next worker; the plugin contract asks for idempotence.
+
+On UPDATE a plugin's pre-op is skipped when its cache key equals the one recorded with
+its call in the stack's last update that completed (``operations.lifecycle`` keeps it,
+so no other table does).
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
-from engine.lifecycle.runner import ERROR, POST, PRE, Call, CallRecord, invoke
+from engine.lifecycle.runner import ALLOW, ERROR, POST, PRE, SKIPPED, WARN, Call, CallRecord, invoke
 from engine.lifecycle.snapshot import Redefined, StackFacts, TreeMemberFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
+from engine.vocabulary import Action, OperationState
 from engine.worker.planned_changes import PlannedChanges
 from engine.worker.stored_scope import stack_secrets
 
@@ -54,7 +59,7 @@ class LifecycleCalls:
     def pre_ops(self, operation_id: str) -> None:
         """Call every pre-op not yet recorded, in order, stopping at the first that fails
         the operation. The driver reads the verdicts from ``operations.lifecycle``."""
-        call, progress = self._read(operation_id, is_stack_failure=False)
+        call, progress = self._read(operation_id, is_stack_failure=False, keys=True)
         if call is None or any(item.get("blocking") for item in progress.get("pre", [])):
             return
         called = {item["plugin"] for item in progress.get("pre", [])}
@@ -94,8 +99,8 @@ class LifecycleCalls:
 
     # --- pieces -------------------------------------------------------------------------
 
-    def _read(self, operation_id: str,
-              is_stack_failure: bool) -> tuple[Call | None, dict[str, Any]]:
+    def _read(self, operation_id: str, is_stack_failure: bool,
+              keys: bool = False) -> tuple[Call | None, dict[str, Any]]:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             if operation is None or operation.lease_owner != self._owner:
@@ -114,8 +119,11 @@ class LifecycleCalls:
             else:
                 view = self._view(session, stack, operation.action, lineage)
             context = _context(operation, stack)
+            cached = (_cached_keys(session, operation)
+                      if keys and operation.action == Action.UPDATE else None)
             return (Call(context=context, stack=view, action=operation.action,
-                         current_stack=current, is_stack_failure=is_stack_failure),
+                         current_stack=current, is_stack_failure=is_stack_failure,
+                         cached_keys=cached),
                     dict(operation.lifecycle or {}))
 
     def _view(self, session: DbSession, stack: StackFacts, action: str,
@@ -157,6 +165,17 @@ class LifecycleCalls:
             if not renew_operation(session, operation_id, self._owner, self._clock(),
                                    self._lease_seconds):
                 raise LeaseLost(operation_id)
+
+
+def _cached_keys(session: DbSession, operation: Operation) -> dict[str, str]:
+    """Each plugin's cache key as recorded by the stack's last update before this one,
+    if that update completed; none when it failed (what a failed update left behind, or
+    its post-ops un-made, is worth a fresh decision) or was never made."""
+    last = stack_rows.last_finished_operation(session, operation.stack_id, Action.UPDATE)
+    if last is None or last.state != OperationState.COMPLETE:
+        return {}
+    return {item["plugin"]: item["cache_key"] for item in (last.lifecycle or {}).get("pre", [])
+            if item.get("cache_key") and item.get("verdict") in (ALLOW, WARN, SKIPPED)}
 
 
 def _context(operation: Operation, stack: Stack) -> RequestContext:

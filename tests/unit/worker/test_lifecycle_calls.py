@@ -22,7 +22,7 @@ from engine.distributions import Origin
 from engine.ir import build
 from engine.ir.build import build_from_document
 from engine.lifecycle.base import Denied, LifecyclePlugin, Warn
-from engine.lifecycle.registry import LoadedPlugin
+from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.events import EventQuery
@@ -723,3 +723,101 @@ def test_the_pre_ops_the_plan_and_the_steps_share_one_ir_per_definition(
 
     assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
     assert len(built) == 2
+
+
+# --- skipping what did not change ---------------------------------------------------------
+
+
+class Cached(Recording):
+    """A plugin whose cache key is the shape of the stack the update builds."""
+
+    def cache_key(self, cnxt: RequestContext, stack: StackView,
+                  current_stack: StackView | None = None,
+                  action: str | None = None) -> str | None:
+        target = current_stack or stack
+        return repr(sorted((r.name, r.type, r.depends_on) for r in target.resources.values()))
+
+
+def test_an_unchanged_update_skips_a_plugin_whose_cache_key_is_unchanged(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    cached, plain = Cached("cached", log), Recording("plain", log)
+    loop = worker_for(stacks, LifecycleRegistry([loaded(cached), loaded(plain)]))
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(loop)
+
+    def update(template: str) -> list[Entry]:
+        log.clear()
+        clock.advance(1)  # "last" is by finishing time
+        stacks.update(ctx, name, stack_id, {"template": template}, patch=False)
+        run(loop)
+        assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
+        return list(log)
+
+    # The first update has no key to compare with; the second repeats it.
+    assert update(TEMPLATE) == [("cached", "pre", "UPDATE", None),
+                                ("plain", "pre", "UPDATE", None),
+                                ("plain", "post", "UPDATE", False),
+                                ("cached", "post", "UPDATE", False)]
+    # Skipped: no pre-op, no post-op owed; the plugin without a key is called as ever.
+    assert update(TEMPLATE) == [("plain", "pre", "UPDATE", None),
+                                ("plain", "post", "UPDATE", False)]
+    skipped = [c for c in stacks.lifecycle_calls(ctx, name, stack_id)
+               if c["verdict"] == "skipped"]
+    assert [(c["plugin"], c["phase"], c["action"], c["message"]) for c in skipped] == [
+        ("cached", "pre", "UPDATE", "cache key unchanged since its last successful update")]
+    assert "pre cached skipped" in timeline(stacks, ctx, name, stack_id)
+    # A skip carries the key on: the next unchanged update skips again.
+    assert update(TEMPLATE) == [("plain", "pre", "UPDATE", None),
+                                ("plain", "post", "UPDATE", False)]
+    # A changed template changes the key: the plugin is called.
+    assert update(TEMPLATE.replace("first", "third")) == [
+        ("cached", "pre", "UPDATE", None), ("plain", "pre", "UPDATE", None),
+        ("plain", "post", "UPDATE", False), ("cached", "post", "UPDATE", False)]
+
+
+def test_after_a_failed_update_an_unchanged_key_is_called_again(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    cached, veto = Cached("cached", log), Recording("veto", log)
+    loop = worker_for(stacks, LifecycleRegistry([loaded(cached), loaded(veto)]))
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(loop)
+    clock.advance(1)  # "last" is by finishing time
+    stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+    run(loop)
+    veto.pre = deny("frozen")
+    clock.advance(1)
+    stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+    run(loop)
+    assert status(stacks, ctx, name, stack_id) == "UPDATE_FAILED"
+    # The denied update skipped ``cached``, but failed: its key counts no more.
+    veto.pre = None
+    log.clear()
+    clock.advance(1)
+    stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+    run(loop)
+
+    assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
+    assert [entry[:2] for entry in log] == [("cached", "pre"), ("veto", "pre"),
+                                            ("veto", "post"), ("cached", "post")]
+
+
+def test_a_cache_key_that_raises_calls_the_pre_op(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    class Broken(Recording):
+        def cache_key(self, cnxt: RequestContext, stack: StackView,
+                      current_stack: StackView | None = None,
+                      action: str | None = None) -> str | None:
+            raise RuntimeError("no key today")
+
+    loop = worker_for(stacks, LifecycleRegistry([loaded(Broken("broken", log))]))
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(loop)
+    for _ in range(2):
+        stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+        run(loop)
+    assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
+    assert [c[3] for c in calls(stacks, ctx, name, stack_id) if c[1] == "pre"] == [
+        "allow", "allow", "allow"]
