@@ -47,6 +47,13 @@ Writing a plugin
     ``skipped`` and no post-op is owed for it. The key is stored with the call record
     and shown with it, so make it a digest, never a secret. Asked on the pre-op's thread
     within its time limit; a key that raises is logged and the pre-op is called.
+``tree_scope``
+    Kiln's addition, a class attribute: ``"every"`` (the default, as in Heat) to be
+    called for the operations of every stack of a nested tree, or ``"root"`` to be
+    called for the top-level stack's only. A ``"root"`` plugin is not called for a
+    nested stack's operations (``stack.nested_depth > 0``), dry runs included: its
+    pre-op is recorded with the verdict ``skipped`` and no post-op is owed for it. Any
+    other value stops the process at start.
 ``get_ordinal()``
     Lower runs earlier; the default is 100. ``before``/``after`` name other plugins this
     one must precede or follow; ties are broken by name.
@@ -81,6 +88,9 @@ if TYPE_CHECKING:
     from engine.lifecycle.view import StackView
 
 DEFAULT_ORDINAL = 100
+# ``LifecyclePlugin.tree_scope``: called for every stack of a tree, or for its root only.
+EVERY_STACK, ROOT_STACK = "every", "root"
+TREE_SCOPES = (EVERY_STACK, ROOT_STACK)
 
 
 class Denied(Exception):  # noqa: N818 -- reads as the verdict it is: raise Denied("...")
@@ -124,6 +134,8 @@ class LifecyclePlugin:
     after: ClassVar[tuple[str, ...]] = ()
     #: True if ``do_pre_op`` honours ``stack.dry_run`` (decides, reserves nothing).
     supports_dry_run: ClassVar[bool] = False
+    #: Kiln's addition: ``"every"`` stack of a nested tree, or only the ``"root"``.
+    tree_scope: ClassVar[str] = EVERY_STACK
 
     def configure(self, services: PluginServices) -> None:
         """Called once after instantiation; raise to stop the process from starting."""

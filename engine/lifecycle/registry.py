@@ -3,7 +3,8 @@
 Built once by ``engine.bootstrap`` and passed down. Every failure is a startup error that
 names the plugin (Heat logs and skips, so a policy can silently stop being enforced):
 a plugin that fails to import, instantiate or configure; two plugins with one name; a
-``before``/``after`` naming no installed plugin; an order that contradicts itself; an
+``before``/``after`` naming no installed plugin; a ``tree_scope`` other than ``every`` or
+``root``; an order that contradicts itself; an
 ``enabled``/``disabled``/per-plugin setting naming no installed plugin.
 
 Order: a topological sort of the ``before``/``after`` constraints that, among the plugins
@@ -27,7 +28,13 @@ from stevedore.extension import Extension
 from engine.distributions import Origin, origins
 from engine.errors import PluginConfigInvalid, PluginLoadFailed, PluginOrderInvalid
 from engine.ir.graph import topological_order
-from engine.lifecycle.base import LifecyclePlugin, PluginServices
+from engine.lifecycle.base import (
+    EVERY_STACK,
+    ROOT_STACK,
+    TREE_SCOPES,
+    LifecyclePlugin,
+    PluginServices,
+)
 
 NAMESPACE = "kiln.lifecycle_plugins"
 ON_TIMEOUT = ("fail", "warn")
@@ -54,11 +61,16 @@ class LoadedPlugin:
     on_timeout: str  # "fail" | "warn"
     origin: Origin  # the package that declared it
     entry_point: str = ""  # "module:Class", as declared
+    tree_scope: str = EVERY_STACK  # the plugin's ``tree_scope``, checked at load
 
     @property
     def distribution(self) -> str:
         """"<name> <version>" of the package that declared it, or ""."""
         return str(self.origin)
+
+    def wants(self, nested_depth: int) -> bool:
+        """Whether the plugin is called for a stack this deep in its tree (0: the root)."""
+        return self.tree_scope != ROOT_STACK or nested_depth == 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +124,8 @@ class LifecycleRegistry:
                 timeout_seconds=settings.plugin_timeout_seconds.get(
                     name, settings.timeout_seconds),
                 on_timeout=settings.plugin_on_timeout.get(name, settings.on_timeout),
-                origin=declared.origin, entry_point=declared.entry_point)
+                origin=declared.origin, entry_point=declared.entry_point,
+                tree_scope=_tree_scope(name, plugin, namespace))
         disabled = [
             DisabledPlugin(name=name, entry_point=declared.entry_point, origin=declared.origin,
                            reason=("listed in [lifecycle_plugins] disabled"
@@ -252,6 +265,15 @@ def _ordinal(name: str, plugin: LifecyclePlugin, namespace: str) -> int:
         raise PluginLoadFailed(name=name, namespace=namespace,
                                reason=f"get_ordinal() returned {ordinal!r}, not an integer")
     return ordinal
+
+
+def _tree_scope(name: str, plugin: LifecyclePlugin, namespace: str) -> str:
+    scope = plugin.tree_scope
+    if not isinstance(scope, str) or scope not in TREE_SCOPES:
+        raise PluginLoadFailed(name=name, namespace=namespace,
+                               reason=f"tree_scope {scope!r} is not one of "
+                                      f"{', '.join(TREE_SCOPES)}")
+    return scope
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:

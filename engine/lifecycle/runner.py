@@ -27,7 +27,8 @@ LOG = logging.getLogger(__name__)
 
 PRE, POST = "pre", "post"
 # Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped: in a dry run by a
-# plugin without dry-run support, or on update because the plugin's cache key is unchanged).
+# plugin without dry-run support, on update because the plugin's cache key is unchanged,
+# or for a nested stack by a plugin that wants the root only).
 # Post-op: done | error | timeout (| not_called: owed, and the operation ended without it).
 ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE, NOT_CALLED = (
     "allow", "warn", "deny", "error", "timeout", "skipped", "done", "not_called")
@@ -187,12 +188,26 @@ def _clip(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 1] + "…"
 
 
+def out_of_scope(loaded: LoadedPlugin, call: Call) -> CallRecord | None:
+    """The ``skipped`` record of a pre-op not to be called because the plugin wants
+    the root stack only and ``call`` is a nested stack's, or None: call it."""
+    if loaded.wants(call.stack.nested_depth):
+        return None
+    return CallRecord(plugin=loaded.name, phase=PRE, action=call.action, verdict=SKIPPED,
+                      message="this plugin is called for the root stack only",
+                      duration_ms=0, dry_run=call.stack.dry_run)
+
+
 def dry_run(plugins: tuple[LoadedPlugin, ...], call: Call) -> list[CallRecord]:
     """Every enabled plugin's verdict on ``call`` without reserving anything: those that
-    do not declare ``supports_dry_run`` are reported as skipped, not called."""
+    do not declare ``supports_dry_run``, or want the root only and ``call`` is a nested
+    stack's, are reported as skipped, not called."""
     records = []
     for loaded in plugins:
-        if type(loaded.plugin).supports_dry_run:
+        skipped = out_of_scope(loaded, call)
+        if skipped is not None:
+            records.append(skipped)
+        elif type(loaded.plugin).supports_dry_run:
             records.append(invoke(loaded, PRE, call))
         else:
             records.append(CallRecord(

@@ -7,6 +7,9 @@ recorded at once, in its own short transaction guarded by the operation lease: i
 and as a stack event (so tenants and operators see it). A call whose worker died before
 recording it is made again by the next worker; the plugin contract asks for idempotence.
 
+A plugin that wants the root stack only (``tree_scope = "root"``) is not called for a
+nested stack's operation: its pre-op is recorded as skipped, as below.
+
 On UPDATE a plugin's pre-op is skipped when its cache key equals the one recorded with
 its call in the stack's last update that completed (``operations.lifecycle`` keeps it,
 so no other table does).
@@ -29,7 +32,18 @@ from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
-from engine.lifecycle.runner import ALLOW, ERROR, POST, PRE, SKIPPED, WARN, Call, CallRecord, invoke
+from engine.lifecycle.runner import (
+    ALLOW,
+    ERROR,
+    POST,
+    PRE,
+    SKIPPED,
+    WARN,
+    Call,
+    CallRecord,
+    invoke,
+    out_of_scope,
+)
 from engine.lifecycle.snapshot import Redefined, StackFacts, TreeMemberFacts, stack_view
 from engine.lifecycle.view import StackView
 from engine.resources.registry import ResourceTypeRegistry
@@ -69,8 +83,9 @@ class LifecycleCalls:
         for loaded in self._plugins.plugins:
             if loaded.name in called:
                 continue
-            record = invoke(loaded, PRE, call, lambda: self._renew(operation_id),
-                            self._heartbeat_seconds)
+            # A root-only plugin, on a nested stack: recorded as skipped, owed no post-op.
+            record = out_of_scope(loaded, call) or invoke(
+                loaded, PRE, call, lambda: self._renew(operation_id), self._heartbeat_seconds)
             self._record(operation_id, record)
             if record.blocking:
                 return

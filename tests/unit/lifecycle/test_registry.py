@@ -319,6 +319,32 @@ def test_an_ordinal_that_is_not_an_integer_fails(services: PluginServices, value
         f"get_ordinal() returned {value!r}, not an integer")
 
 
+def test_the_tree_scope_is_read_at_load_and_every_stack_by_default(
+        services: PluginServices) -> None:
+    class RootOnly(LifecyclePlugin):
+        tree_scope = "root"
+
+    registry = load(services, root=RootOnly, every=plugin())
+    root, every = registry.find("root"), registry.find("every")
+    assert root is not None and every is not None
+    assert (root.tree_scope, every.tree_scope) == ("root", "every")
+    assert (root.wants(0), root.wants(1), every.wants(0), every.wants(2)) == (
+        True, False, True, True)
+
+
+@pytest.mark.parametrize("value", ["all", "ROOT", None, 0])
+def test_a_tree_scope_other_than_every_or_root_fails(
+        services: PluginServices, value: Any) -> None:
+    class Odd(LifecyclePlugin):
+        tree_scope = value
+
+    with pytest.raises(PluginLoadFailed) as caught:
+        load(services, odd=Odd)
+    assert str(caught.value) == (
+        "Plugin odd in namespace kiln.lifecycle_plugins could not be loaded: "
+        f"tree_scope {value!r} is not one of every, root")
+
+
 def test_an_ordinal_that_raises_fails(services: PluginServices) -> None:
     class Raising(LifecyclePlugin):
         def get_ordinal(self) -> int:

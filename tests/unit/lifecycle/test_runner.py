@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -309,6 +310,23 @@ def test_dry_run_calls_only_plugins_that_support_it_with_the_same_view() -> None
     assert first.calls[0][2] is the_call.stack and third.calls[0][2] is the_call.stack
     assert first.calls[0][2].dry_run is True
     assert records[1].as_dict()["phase"] == PRE
+
+
+def test_a_dry_run_of_a_nested_stack_skips_the_plugins_that_want_the_root_only() -> None:
+    every, root = DryRunning(), DryRunning()
+    nested = dataclasses.replace(call(dry=True), stack=dataclasses.replace(
+        stack(dry=True), nested_depth=1))
+    records = dry_run((loaded(every, "every"), dataclasses.replace(
+        loaded(root, "root"), tree_scope="root")), nested)
+    assert [(r.plugin, r.verdict, r.message, r.dry_run) for r in records] == [
+        ("every", "allow", "", True),
+        ("root", "skipped", "this plugin is called for the root stack only", True),
+    ]
+    assert root.calls == [] and len(every.calls) == 1
+    # At the root it is called like any other.
+    [record] = dry_run((dataclasses.replace(loaded(root, "root"), tree_scope="root"),),
+                       call(dry=True))
+    assert (record.verdict, len(root.calls)) == ("allow", 1)
 
 
 def test_dry_run_without_plugins_reports_nothing() -> None:

@@ -285,6 +285,42 @@ def test_each_stack_of_a_tree_shows_its_parent_root_and_path(
     assert len(placed) == 6
 
 
+def test_a_root_only_plugin_sees_the_root_and_an_every_stack_plugin_sees_the_whole_tree(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    every, root = recorders(log, "every", "root")
+    name, root_id = create(stacks, ctx, group_of_groups(1, 1))
+    loop = worker_for(stacks, [loaded(every), dataclasses.replace(
+        loaded(root), tree_scope="root")])
+    for _ in range(100):
+        if status(stacks, ctx, name, root_id) != "CREATE_IN_PROGRESS":
+            break
+        loop.run_once()
+        clock.advance(1)
+    assert status(stacks, ctx, name, root_id) == "CREATE_COMPLETE"
+    with db.read() as session:
+        [child] = session.scalars(select(Stack).where(Stack.owner_id == root_id))
+        [grandchild] = session.scalars(select(Stack).where(Stack.owner_id == child.id))
+        child_id, child_name, grandchild_id = child.id, child.name, grandchild.id
+
+    assert [(seen.phase, seen.stack.id) for seen in root.seen] == [
+        ("pre", root_id), ("post", root_id)]
+    assert {(seen.phase, seen.stack.nested_depth) for seen in every.seen} == {
+        (phase, depth) for phase in ("pre", "post") for depth in (0, 1, 2)}
+    assert len(every.seen) == 6
+    # A child records the root-only plugin as skipped and owes it no post-op.
+    assert [entry for entry in timeline(stacks, ctx, child_name, child_id)
+            if entry.startswith(("pre", "post"))] == [
+        "pre every allow", "pre root skipped", "post every done"]
+    [operation] = operations(db, grandchild_id)
+    assert operation.lifecycle["post_order"] == ["every"]
+    assert operation.lifecycle["pre"][1]["message"] == (
+        "this plugin is called for the root stack only")
+    assert calls(stacks, ctx, name, root_id) == [
+        ("every", "pre", "CREATE", "allow"), ("root", "pre", "CREATE", "allow"),
+        ("root", "post", "CREATE", "done"), ("every", "post", "CREATE", "done")]
+
+
 def test_a_denial_fails_the_stack_before_any_resource_is_touched(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
