@@ -254,12 +254,12 @@ def test_plugins_see_the_stack_before_and_after_and_who_asked(
             None, stack_id, 0, ((None, name),))
 
 
-def test_each_stack_of_a_tree_shows_its_parent_root_and_path(
-        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
-        ctx: RequestContext, log: list[Entry]) -> None:
-    [plugin] = recorders(log, "watch")
+def created_tree(db: Database, stacks: StackApi, ctx: RequestContext, clock: Clock,
+                 plugins: list[Any]) -> tuple[str, str, tuple[str, str], tuple[str, str]]:
+    """A root with one child with one child, created by a worker with ``plugins``: the
+    root's name and id, and the (id, name) of the child and of the grandchild."""
     name, root_id = create(stacks, ctx, group_of_groups(1, 1))
-    loop = worker_for(stacks, [loaded(plugin)])
+    loop = worker_for(stacks, plugins)
     for _ in range(100):
         if status(stacks, ctx, name, root_id) != "CREATE_IN_PROGRESS":
             break
@@ -269,8 +269,15 @@ def test_each_stack_of_a_tree_shows_its_parent_root_and_path(
     with db.read() as session:
         [child] = session.scalars(select(Stack).where(Stack.owner_id == root_id))
         [grandchild] = session.scalars(select(Stack).where(Stack.owner_id == child.id))
-        child_id, child_name = child.id, child.name
-        grandchild_id, grandchild_name = grandchild.id, grandchild.name
+        return (name, root_id, (child.id, child.name), (grandchild.id, grandchild.name))
+
+
+def test_each_stack_of_a_tree_shows_its_parent_root_and_path(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    [plugin] = recorders(log, "watch")
+    name, root_id, (child_id, child_name), (grandchild_id, grandchild_name) = created_tree(
+        db, stacks, ctx, clock, [loaded(plugin)])
 
     placed = {(seen.phase, seen.stack.id): (
         seen.stack.owner_id, seen.stack.root_stack_id, seen.stack.nested_depth,
@@ -289,19 +296,9 @@ def test_a_root_only_plugin_sees_the_root_and_an_every_stack_plugin_sees_the_who
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
     every, root = recorders(log, "every", "root")
-    name, root_id = create(stacks, ctx, group_of_groups(1, 1))
-    loop = worker_for(stacks, [loaded(every), dataclasses.replace(
-        loaded(root), tree_scope="root")])
-    for _ in range(100):
-        if status(stacks, ctx, name, root_id) != "CREATE_IN_PROGRESS":
-            break
-        loop.run_once()
-        clock.advance(1)
-    assert status(stacks, ctx, name, root_id) == "CREATE_COMPLETE"
-    with db.read() as session:
-        [child] = session.scalars(select(Stack).where(Stack.owner_id == root_id))
-        [grandchild] = session.scalars(select(Stack).where(Stack.owner_id == child.id))
-        child_id, child_name, grandchild_id = child.id, child.name, grandchild.id
+    name, root_id, (child_id, child_name), (grandchild_id, _) = created_tree(
+        db, stacks, ctx, clock, [loaded(every), dataclasses.replace(
+            loaded(root), tree_scope="root")])
 
     assert [(seen.phase, seen.stack.id) for seen in root.seen] == [
         ("pre", root_id), ("post", root_id)]
