@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     # Imported where they are built, not at the top: the API (falcon, every endpoint),
     # the worker and these services bring the template functions and yaql with them,
     # some 250 ms of CPU that every kiln-manage command would pay, and most use none.
+    from engine.services.approvals import Approvals
     from engine.services.lifecycle import LifecycleService
     from engine.services.proposals import StackLimits
     from engine.services.resource_types import ResourceTypes
@@ -86,7 +87,8 @@ class Kiln:
         settings = LifecycleSettings(
             enabled=tuple(group.enabled), disabled=tuple(group.disabled),
             timeout_seconds=group.timeout_seconds, on_timeout=group.on_timeout,
-            plugin_timeout_seconds=timeouts, plugin_on_timeout=dict(group.plugin_on_timeout))
+            plugin_timeout_seconds=timeouts, plugin_on_timeout=dict(group.plugin_on_timeout),
+            approval_window_seconds=group.approval_window_seconds)
         return LifecycleRegistry.load(settings, PluginServices(self.conf, self.db, self.clock))
 
     @functools.cached_property
@@ -111,9 +113,18 @@ class Kiln:
 
     @functools.cached_property
     def stack_writes(self) -> StackWrites:
-        from engine.services.stack_writes import StackWrites  # see TYPE_CHECKING above
+        from engine.services.stack_dry_runs import StackDryRuns  # see TYPE_CHECKING above
+        from engine.services.stack_writes import StackWrites
 
-        return StackWrites(self.db, self.registry, self.stack_limits, self.clock, self.irs)
+        group = self.conf.lifecycle_plugins
+        door = None
+        # No door when no plugin would be asked: the request pays for no view.
+        if group.check_at_the_door and self.lifecycle_service.judges_dry_runs:
+            door = StackDryRuns(
+                self.db, self.registry, self.stack_limits, self.clock, self.irs,
+                lifecycle=self.lifecycle_service.at_the_door(group.door_timeout_seconds))
+        return StackWrites(self.db, self.registry, self.stack_limits, self.clock, self.irs,
+                           door=door)
 
     @functools.cached_property
     def stack_dry_runs(self) -> StackDryRuns:
@@ -155,11 +166,17 @@ class Kiln:
             resources=self.stack_resources, events=self.stack_events,
             resource_types=self.resource_types, tenants=self.tenants,
             lifecycle=self.lifecycle_service, workers=self.workers,
-            health=HealthService(self.db))
+            health=HealthService(self.db), approvals=self.approvals)
         return create_app(services, ApiSettings(
             max_body_bytes=self.conf.api.max_body_bytes,
             healthcheck_detailed=self.conf.api.healthcheck_detailed,
             metrics_multiprocess_dir=metrics_multiprocess_dir))
+
+    @functools.cached_property
+    def approvals(self) -> Approvals:
+        from engine.services.approvals import Approvals  # see TYPE_CHECKING above
+
+        return Approvals(self.db, self.clock)
 
     @functools.cached_property
     def workers(self) -> WorkerService:

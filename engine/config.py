@@ -223,6 +223,20 @@ lifecycle_plugin_opts = [
                 help="Per-plugin timeout_seconds, e.g. placement:60,licence:5."),
     cfg.DictOpt("plugin_on_timeout", default={},
                 help="Per-plugin on_timeout, e.g. licence:warn."),
+    cfg.FloatOpt("approval_window_seconds", default=86400.0, min=1.0,
+                 help="How long an operation a pre-op parked for approval (an approval "
+                 "gate) waits for a decision before it is rejected as expired, unless the "
+                 "plugin's verdict gives its own window."),
+    cfg.BoolOpt("check_at_the_door", default=True,
+                help="Before a stack create, adopt or update (PUT or PATCH) is stored, ask "
+                "every plugin that supports dry runs for its verdict, as a preview does, "
+                "and refuse the request (400 LifecycleDenied, nothing stored) when one "
+                "denies or fails. The worker's real pre-ops still decide the operation."),
+    cfg.FloatOpt("door_timeout_seconds", default=5.0, min=0.01,
+                 help="Longest each plugin's dry run may take before a create or update "
+                 "is stored (check_at_the_door); a plugin's own timeout_seconds applies "
+                 "when shorter. A plugin that does not answer in time refuses nothing: "
+                 "the request is stored and the worker's real pre-op decides."),
 ]
 
 GROUPS: dict[str | None, list[cfg.Opt]] = {

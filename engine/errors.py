@@ -16,6 +16,7 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── NoEventsFound
     │   ├── EventNotFound
     │   ├── ResourceNotAvailable
+    │   ├── NoApprovalFound .... nothing waits at an approval gate
     │   └── ResourceMissing .... a step's resource is not there to act on (a reason)
     ├── Conflict ............... 409
     │   ├── StackExists
@@ -23,7 +24,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── StackHeld .......... kiln-manage: a live worker holds the stack
     │   ├── NothingToCancel .... kiln-manage
     │   ├── WorkerAlive ........ kiln-manage
-    │   └── TenantNotEmpty ..... kiln-manage
+    │   ├── TenantNotEmpty ..... kiln-manage
+    │   └── NoApprovalAwaited .. an approval gate decided already, or none
     ├── Invalid ................ 400
     │   ├── StackValidationFailed
     │   │   ├── InvalidTemplateVersion
@@ -52,7 +54,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     ├── Forbidden .............. 403
     │   ├── InvalidTenant
     │   ├── GlobalTenantForbidden
-    │   └── ServicesForbidden
+    │   ├── ServicesForbidden
+    │   └── ApprovalForbidden
     ├── NotProvided ............ 501: a Heat feature Kiln does not serve (yet)
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
@@ -62,7 +65,7 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── PluginLoadFailed
     │   ├── PluginOrderInvalid
     │   ├── PluginConfigInvalid
-    │   └── RulesFileError (plugins.lifecycle.policy.loader: the policy plugin's rules)
+    │   └── RulesFileError (plugins.lifecycle.policy.rules_file: policy and approval rules)
     ├── InternalError .......... never raised to a request: why a stack or a resource
     │                            failed when Kiln kept failing on it (engine.worker.poison)
     └── BackendFailed .......... 502: a resource's backend (a cloud API) said no
@@ -350,6 +353,19 @@ class ServicesForbidden(Forbidden):
     msg_fmt = "Listing the engine services needs an admin token."
 
 
+class ApprovalForbidden(Forbidden):
+    msg_fmt = ("Approving or rejecting an operation needs an admin token of the stack's "
+               "tenant (or kiln-manage operation approve|reject).")
+
+
+class NoApprovalAwaited(Conflict):
+    msg_fmt = "No operation of stack {stack} is waiting for approval."
+
+
+class NoApprovalFound(NotFound):
+    msg_fmt = "No operation of stack {stack} is waiting for approval."
+
+
 class NoEventsFound(NotFound):
     msg_fmt = "No events found for resource {resource_name}"
 
@@ -385,8 +401,9 @@ class ResourceActionNotSupported(Invalid):
 
 
 class LifecycleDenied(Invalid):
-    """A dry run (validate, preview, update preview) in which a lifecycle plugin's verdict
-    would fail the operation; ``refusals`` names each such plugin with its message.
+    """A dry run (validate, preview, update preview, and the door of a create, adopt or
+    update, which then stores nothing) in which a lifecycle plugin's verdict would fail
+    the operation; ``refusals`` names each such plugin with its message.
 
     400, as Heat answers a template that fails validation or passes a limit: the refusal
     is of this stack's content (a policy rule, a quota, a placement), and another template

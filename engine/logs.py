@@ -49,7 +49,7 @@ MASK = "******"
 # that never called configure (plugins/resources/aws/clients.py).
 FLOORS = {"botocore": logging.INFO, "boto3": logging.INFO, "s3transfer": logging.INFO,
           "urllib3": logging.INFO}
-# A hidden value shorter than this is masked only where it stands alone (``_masked``).
+# A hidden value shorter than this is masked only where it stands alone (``mask_secret``).
 SHORT_SECRET = 8
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(context)s %(message)s"
@@ -147,16 +147,17 @@ def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
         record.exc_text = logging.Formatter().formatException(record.exc_info)
     record.exc_info = None
     for secret in secrets:
-        message = _masked(message, secret)
+        message = mask_secret(message, secret)
         if record.exc_text:
-            record.exc_text = _masked(record.exc_text, secret)
+            record.exc_text = mask_secret(record.exc_text, secret)
     record.msg, record.args = message, None
 
 
-def _masked(text: str, secret: str) -> str:
+def mask_secret(text: str, secret: str) -> str:
     """``text`` with ``secret`` masked. A short secret (a hidden "1" or "yes") is masked
     where it stands alone, not inside every word or number that holds it, which would
-    leave the line unreadable and show where the value is not."""
+    leave the line unreadable and show where the value is not. ``redact``
+    (``engine.template.parameters``) masks the short leaves of a json value this way."""
     if len(secret) >= SHORT_SECRET:
         return text.replace(secret, MASK)
     return re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", MASK, text)

@@ -72,6 +72,31 @@ def post_ops_given_up(tries: int) -> str:
 POST_OPS_ABANDONED = "the operation was abandoned after repeated internal errors"
 
 
+# --- approval gates (Kiln's own: Heat has none) -------------------------------------------
+
+
+def awaiting_approval(plugin: str, message: str, expires_at: str) -> str:
+    """The stack's reason while its operation is parked for a person's decision."""
+    return (f"Waiting for approval (lifecycle plugin {plugin}): {message}; "
+            f"rejected if not approved by {expires_at}")
+
+
+def approval_decided(decision: str, by: str, comment: str, override: bool) -> str:
+    """An approval or a rejection, naming who and why (an event and the stack reason)."""
+    what = "override approved" if override and decision == "approved" else decision
+    return f"Approval gate: {what} {approval_by(by, comment)}"
+
+
+def approval_by(by: str, comment: str) -> str:
+    """Who decided an approval gate, and why: the decided call record's message."""
+    return f"by {by}" + (f": {comment}" if comment else "")
+
+
+def approval_expired(plugin: str, expires_at: str) -> str:
+    return (f"Approval gate of lifecycle plugin {plugin}: expired at {expires_at} "
+            f"without a decision")
+
+
 # --- resources ---------------------------------------------------------------------------
 
 #: A resource's state moved as its action planned (Heat's ``state_set`` default).

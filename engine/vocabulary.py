@@ -44,6 +44,30 @@ class Change(enum.StrEnum):
     NONE = "NONE"  # no property differs: nothing is done
 
 
+class Verdict(enum.StrEnum):
+    """How one lifecycle plugin call went, as recorded with the operation and shown in
+    its events (``engine.lifecycle.runner``)."""
+
+    # A pre-op's.
+    ALLOW = "allow"
+    WARN = "warn"
+    DENY = "deny"
+    ERROR = "error"  # a post-op's too
+    TIMEOUT = "timeout"  # a post-op's too
+    # Not called: in a dry run by a plugin without dry-run support, on update because the
+    # plugin's cache key is unchanged, or for a nested stack by a root-only plugin.
+    SKIPPED = "skipped"
+    # An approval gate: the pre-op asked for a person's approval and the operation is
+    # parked; the record then takes the decision (rejected and expired fail the operation).
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    # A post-op's.
+    DONE = "done"
+    NOT_CALLED = "not_called"  # owed, and the operation ended without it
+
+
 class Status(enum.StrEnum):
     """How a stack's or a resource's action stands (Heat's statuses)."""
 

@@ -64,3 +64,4 @@ class StackApi:
         self.mark_unhealthy, self.signal = resources.mark_unhealthy, resources.signal
         self.list_events, self.get_event = events.list_events, events.get_event
         self.lifecycle_calls = events.lifecycle_calls
+        self.approvals = kiln.approvals

@@ -9,6 +9,7 @@ import falcon
 from engine.api import errors, middleware
 from engine.api.endpoints import (
     actions,
+    approval,
     events,
     health,
     lifecycle,
@@ -23,6 +24,7 @@ from engine.api.endpoints import (
     validate,
     versions,
 )
+from engine.services.approvals import Approvals
 from engine.services.events import StackEvents
 from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
@@ -67,6 +69,7 @@ class ApiServices:
     lifecycle: LifecycleService
     workers: WorkerService
     health: HealthService
+    approvals: Approvals
 
 
 def create_app(svc: ApiServices, settings: ApiSettings
@@ -114,6 +117,7 @@ def create_app(svc: ApiServices, settings: ApiSettings
     app.add_route(STACK + "/export", actions.StackExport(svc.stack_actions))
     app.add_route(STACK + "/lifecycle",
                   lifecycle.StackLifecycle(svc.stack_reads, svc.events, svc.lifecycle))
+    app.add_route(STACK + "/approval", approval.StackApproval(svc.approvals))
     app.add_route(STACK + "/outputs", stacks.OutputCollection(svc.stack_reads))
     app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(svc.stack_reads))
 

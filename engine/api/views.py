@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.schema import AllowedPattern, AllowedValues, Custom, Length, Modulo, Range
 from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
-from engine.services.stack_dry_runs import StackPreview, TemplateValidation
+from engine.services.stack_dry_runs import PreviewResource, StackPreview, TemplateValidation
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
 from engine.services.update_preview import UpdatePreview
 from engine.services.workers import WorkerRecord
@@ -169,14 +169,25 @@ VALIDATE_TYPES = {"string": "String", "number": "Number",
 
 def stack_preview(base: str, preview: StackPreview) -> dict[str, Any]:
     """Heat's preview: the show shape without a status, ``"id": "None"``, output values
-    null, the resources in the engine's raw format; plus Kiln's ``lifecycle`` verdicts."""
+    null, the resources in the engine's raw format, a resource that makes a nested stack
+    replaced by the list of that stack's resources (Heat's ``preview_resources``); plus
+    Kiln's ``lifecycle`` verdicts."""
     record = preview.stack
     doc = stack_detail(base, record, resolve_outputs=False)
     del doc["stack_status"], doc["stack_status_reason"]
     doc["stack_user_project_id"] = None
     doc["outputs"] = preview.outputs
-    identity = {"tenant": record.tenant_id, "stack_name": record.name, "stack_id": record.id}
-    doc["resources"] = [{
+    doc["resources"] = _preview_resources(record.tenant_id, record.name, record.id,
+                                          preview.resources)
+    doc["lifecycle"] = preview.lifecycle  # Kiln's addition
+    return doc
+
+
+def _preview_resources(tenant_id: str, stack_name: str, stack_id: str,
+                       resources: list[PreviewResource]) -> list[Any]:
+    identity = {"tenant": tenant_id, "stack_name": stack_name, "stack_id": stack_id}
+    return [_preview_resources(tenant_id, res.nested.stack_name, stack_id,
+                               res.nested.resources) if res.nested is not None else {
         "resource_name": res.name,
         "resource_type": res.type,
         "resource_action": Action.INIT,
@@ -192,10 +203,8 @@ def stack_preview(base: str, preview: StackPreview) -> dict[str, Any]:
         "properties": res.properties,
         "resource_identity": {**identity, "path": f"/resources/{res.name}"},
         "stack_identity": {**identity, "path": ""},
-        "stack_name": record.name,
-    } for res in preview.resources]
-    doc["lifecycle"] = preview.lifecycle  # Kiln's addition
-    return doc
+        "stack_name": stack_name,
+    } for res in resources]
 
 
 def update_preview(preview: UpdatePreview) -> dict[str, Any]:

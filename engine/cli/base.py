@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import getpass
 import json
 import re
+import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -154,3 +156,12 @@ class Rows(FormattableColumn[list[dict[str, Any]]]):
         for row in self._value:
             table.add_row(["" if row[c] is None else row[c] for c in self._columns])
         return table.get_string()
+
+
+def actor() -> str:
+    """Who is repairing, as the event will say: the login on the control host."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"

@@ -131,6 +131,21 @@ def back_off_operation(session: Session, operation: Operation, not_before: Now) 
     operation.lease_expires_at = not_before
 
 
+def park_operation(session: Session, operation: Operation, until: Now) -> None:
+    """Release an operation that waits for a person (an approval gate): nobody claims it
+    before ``until`` (when its approval window ends) unless a decision or a cancel wakes
+    it first (``wake_operation``). It holds no worker meanwhile."""
+    release_operation(session, operation)
+    operation.lease_expires_at = until
+
+
+def wake_operation(operation: Operation) -> None:
+    """Make a parked or backed-off operation claimable now; one a worker holds is left
+    to it (the worker reads what changed before it lets the operation go)."""
+    if operation.lease_owner is None:
+        operation.lease_expires_at = None
+
+
 class ClaimedStep(NamedTuple):
     step: Step
     # Its last claim ended without its progress saved: its worker failed on it, or died

@@ -230,6 +230,20 @@ class OperationPayload(TypedDict, total=False):
     then: FollowUp
 
 
+class ApprovalState(TypedDict, total=False):
+    """An approval gate: what the last pending pre-op asked, and what was decided."""
+
+    plugin: str
+    message: str
+    override: bool  # approving overrides a soft-mandatory refusal
+    requested_at: str  # ISO 8601, UTC
+    expires_at: str
+    decision: str  # Verdict.APPROVED or REJECTED; absent while nobody has decided
+    decided_by: str
+    comment: str
+    decided_at: str
+
+
 class LifecycleProgress(TypedDict, total=False):
     """Lifecycle calls made so far (each a ``CallRecord.as_dict()``)."""
 
@@ -237,6 +251,7 @@ class LifecycleProgress(TypedDict, total=False):
     post_order: list[str]  # plugins owed a post-op, in calling order
     post: list[dict[str, Any]]
     outcome: str  # the stack's final status (COMPLETE or FAILED), for the post-ops
+    approval: ApprovalState  # the operation's last approval gate
 
 
 class Operation(Base):

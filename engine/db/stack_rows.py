@@ -63,20 +63,22 @@ def lock_stack(session: Session, tenant_id: str, name: str,
     return stack, operation
 
 
-def unfinished_operation(session: Session, stack_id: str) -> Operation | None:
-    query = (select(Operation).where(Operation.stack_id == stack_id,
-                                     Operation.finished_at.is_(None))
-             .with_for_update())
-    return session.scalars(query).first()
+def unfinished_operation(session: Session, stack_id: str, *,
+                         lock: bool = True) -> Operation | None:
+    query = select(Operation).where(Operation.stack_id == stack_id,
+                                    Operation.finished_at.is_(None))
+    return session.scalars(query.with_for_update() if lock else query).first()
 
 
-def last_finished_operation(session: Session, stack_id: str, action: str) -> Operation | None:
-    """The stack's ``action`` operation that finished last (``None`` if none did)."""
-    query = (select(Operation).where(Operation.stack_id == stack_id,
-                                     Operation.action == action,
-                                     Operation.finished_at.is_not(None))
-             .order_by(Operation.finished_at.desc()).limit(1))
-    return session.scalars(query).first()
+def last_finished_operation(session: Session, stack_id: str,
+                            action: str | None = None) -> Operation | None:
+    """The stack's operation (of ``action``, or of any) that finished last (``None`` if
+    none did)."""
+    query = select(Operation).where(Operation.stack_id == stack_id,
+                                    Operation.finished_at.is_not(None))
+    if action is not None:
+        query = query.where(Operation.action == action)
+    return session.scalars(query.order_by(Operation.finished_at.desc()).limit(1)).first()
 
 
 def request_id_of(session: Session, operation_id: str) -> str:

@@ -16,9 +16,17 @@ from typing import Any, cast
 from sqlalchemy.orm import Session
 
 from engine.db import admin, event_rows, resource_rows, stack_rows, steps
-from engine.db.models import Operation, OperationContext, OperationPayload, Resource, Stack
+from engine.db.leases import wake_operation
+from engine.db.models import (
+    ApprovalState,
+    Operation,
+    OperationContext,
+    OperationPayload,
+    Resource,
+    Stack,
+)
 from engine.db.wakeup import work_written
-from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
+from engine.vocabulary import Action, CancelReason, OperationState, Status, Verdict, stack_action
 
 # --- resources ------------------------------------------------------------------------
 
@@ -85,6 +93,7 @@ def request_cancel(operation: Operation, cancelled_by: CancelReason,
     (``stop``) and whether a rollback follows."""
     operation.payload = {**(operation.payload or {}), "cancelled": cancelled_by}
     operation.deadline_at = now
+    wake_operation(operation)  # one parked for approval ends now, not when its window does
 
 
 def cancelled_by(operation: Operation) -> str | None:
@@ -221,7 +230,76 @@ def owed_post_ops(operation: Operation) -> list[str]:
 def _called(pre: list[dict[str, Any]]) -> list[str]:
     """The plugins whose pre-op was called, last first: a pre-op skipped for an
     unchanged cache key (verdict ``skipped``, engine.lifecycle.runner) decided nothing."""
-    return [item["plugin"] for item in reversed(pre) if item.get("verdict") != "skipped"]
+    return [item["plugin"] for item in reversed(pre) if item.get("verdict") != Verdict.SKIPPED]
+
+
+# --- approval gates ---------------------------------------------------------------------
+
+
+def await_approval(operation: Operation, stack: Stack, record: Mapping[str, Any],
+                   expires_at: datetime.datetime, reason: str,
+                   now: datetime.datetime) -> None:
+    """A pre-op asked for a person's decision (``record``, its pending call): the
+    operation waits for one until ``expires_at``, the stack showing ``reason``."""
+    approval: ApprovalState = {
+        "plugin": record["plugin"], "message": record.get("message", ""),
+        "override": bool(record.get("override")), "requested_at": now.isoformat(),
+        "expires_at": expires_at.isoformat()}
+    operation.lifecycle = {**operation.lifecycle, "approval": approval}
+    stack.status_reason = reason
+
+
+def awaited_approval(operation: Operation) -> ApprovalState | None:
+    """The approval ``operation`` is parked for, undecided, or None: the one reader of
+    what ``await_approval`` and ``decide_approval`` write."""
+    progress = operation.lifecycle or {}
+    pre = progress.get("pre", [])
+    approval = progress.get("approval")
+    if (operation.state != OperationState.PENDING or not pre or approval is None
+            or pre[-1].get("verdict") != Verdict.PENDING):
+        return None
+    return approval
+
+
+def parked_until(operation: Operation) -> datetime.datetime | None:
+    """When a parked operation's approval window ends, or None if it is not parked: not
+    waiting, or decided (or cancelled) and so to be taken up at once."""
+    approval = awaited_approval(operation)
+    if approval is None or "decision" in approval or cancelled_by(operation) is not None:
+        return None
+    return datetime.datetime.fromisoformat(approval["expires_at"])
+
+
+def decide_approval(session: Session, operation: Operation, stack: Stack, decision: Verdict,
+                    by: str, comment: str, reason: str, now: datetime.datetime) -> None:
+    """A person approved or rejected the awaited approval (``awaited_approval``, not yet
+    decided): recorded with who and why, as an event too, and the operation woken so that
+    a worker takes it up (``settle_approval``)."""
+    approval: ApprovalState = {**(awaited_approval(operation) or {}), "decision": decision,
+                               "decided_by": by, "comment": comment,
+                               "decided_at": now.isoformat()}
+    operation.lifecycle = {**operation.lifecycle, "approval": approval}
+    stack.status_reason = reason
+    event_rows.add_lifecycle_event(session, stack, {
+        "plugin": approval.get("plugin", ""), "phase": "pre", "action": operation.action,
+        "verdict": decision, "message": reason, "decided_by": by,
+        "override": bool(approval.get("override"))}, reason, now)
+    wake_operation(operation)
+    work_written(session)
+
+
+def settle_approval(operation: Operation, record: Mapping[str, Any],
+                    now: datetime.datetime) -> None:
+    """The awaited approval is decided (or expired): its pending call record becomes
+    ``record`` (approved, or rejected or expired and so blocking). An approved operation
+    goes on with the time it waited added to its deadline: the wait for a person is not
+    the stack's time-out."""
+    progress = operation.lifecycle
+    approval = progress.get("approval", {})
+    operation.lifecycle = {**progress, "pre": [*progress.get("pre", [])[:-1], dict(record)]}
+    if record.get("verdict") == Verdict.APPROVED and "requested_at" in approval:
+        operation.deadline_at += now - datetime.datetime.fromisoformat(
+            approval["requested_at"])
 
 
 def settle(operation: Operation) -> None:

@@ -2,7 +2,9 @@
 
 Pure: the caller hands in the stored resource and the new definition. The decision is
 stored with the step (``steps.resource_action``) the first time it is made, so a step
-resumed by another worker does the same thing.
+resumed by another worker does the same thing. The worker's steps
+(``engine.worker.step_decision``) and the update's forecast
+(``engine.resources.update_forecast``) both decide with these functions.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.errors import NotSupported
 from engine.vocabulary import Action, Status
 
 
@@ -77,6 +80,31 @@ def decide(stored: Stored, new_type: str, new_properties: Mapping[str, Any],
     if unhealthy or needs_replacement(diff):
         return Decision.REPLACE
     return Decision.UPDATE
+
+
+def external_update(external_id: str, physical_id: str | None, resource: str) -> Decision:
+    """An update step of an external resource (``external_id``): NONE when it names the
+    stored physical resource (Heat looks at an external resource, never changes it),
+    CREATE when none is stored (the step adopts it). Another one is refused (raises
+    NotSupported): ``resource`` says which, as ``<name> (<type>)``."""
+    if physical_id is None:
+        return Decision.CREATE
+    if physical_id == external_id:
+        return Decision.NONE
+    raise NotSupported(feature=f"Update to property external_id of {resource}")
+
+
+def converging(decision: Decision, converge: bool) -> Decision:
+    """``decision`` in an update with ``converge`` (Heat's) of a resource that observes
+    its backend (``converge`` true for it): its step reads the backend and puts back what
+    drifted, so one whose properties did not change is updated all the same."""
+    return Decision.UPDATE if converge and decision == Decision.NONE else decision
+
+
+def retains(deletion_policy: str) -> bool:
+    """Whether deleting a resource of this deletion policy leaves its physical resource
+    where it is: it leaves the stack, and nothing is destroyed."""
+    return deletion_policy == "Retain"
 
 
 def prop_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,11 @@ Writing a plugin
     *Allow* by returning ``None``. *Warn* by returning :class:`Warn`: the message is
     recorded and the operation goes on. *Deny* by raising :class:`Denied` (any other
     exception is recorded as an error and denies too): the operation fails before any
-    resource is touched, with a reason naming the plugin and the message.
+    resource is touched, with a reason naming the plugin and the message. *Ask a person*
+    by returning :class:`Pending` (Kiln's addition, an approval gate): the operation is
+    parked, holding no worker, until someone approves it (the next plugins are then
+    called), rejects it or lets its approval window pass (both deny it, and the plugins
+    already called are unwound as for any denial).
 ``do_post_op(context, stack, current_stack=None, action=None, is_stack_failure=False)``
     Called after the final stack status is stored, on every ending: success, resource
     failure, timeout, cancel, rollback, a denial by any pre-op, and an operation finished
@@ -104,6 +108,21 @@ class Warn:
     message: str
 
 
+@dataclasses.dataclass(frozen=True)
+class Pending:
+    """Kiln's addition, returned by a pre-op to have a person decide: the operation
+    parks until it is approved (through the API or ``kiln-manage operation approve``),
+    rejected, or ``window_seconds`` pass (``[lifecycle_plugins]
+    approval_window_seconds`` when None). ``message`` says who should decide and why;
+    it is the stack's status reason while the operation waits. ``override`` marks a
+    soft-mandatory verdict: a refusal that an approval may override, recorded as an
+    override. In a dry run the verdict is reported as ``pending`` and refuses nothing."""
+
+    message: str
+    window_seconds: float | None = None
+    override: bool = False
+
+
 class Transactions(Protocol):
     """Kiln's database, for plugins that keep state of their own.
 
@@ -142,7 +161,7 @@ class LifecyclePlugin:
 
     def do_pre_op(self, cnxt: RequestContext, stack: StackView,
                   current_stack: StackView | None = None,
-                  action: str | None = None) -> Warn | None:
+                  action: str | None = None) -> Warn | Pending | None:
         return None
 
     def do_post_op(self, cnxt: RequestContext, stack: StackView,

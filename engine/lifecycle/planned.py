@@ -31,6 +31,8 @@ class PlannedFacts(Protocol):
     def action(self) -> Change: ...
     @property
     def differences(self) -> Mapping[str, tuple[Any, Any]]: ...
+    @property
+    def retained(self) -> bool: ...
 
 
 def view_changes(planned: Mapping[str, PlannedFacts], secrets: tuple[str, ...]
@@ -39,7 +41,8 @@ def view_changes(planned: Mapping[str, PlannedFacts], secrets: tuple[str, ...]
     return types.MappingProxyType({
         name: ResourceChange(action=change.action, properties=types.MappingProxyType({
             key: PropertyChange(old=_shown(old, secrets), new=_shown(new, secrets))
-            for key, (old, new) in sorted(change.differences.items())}))
+            for key, (old, new) in sorted(change.differences.items())}),
+            retained=change.retained)
         for name, change in sorted(planned.items())})
 
 
@@ -58,11 +61,14 @@ def _known(value: Any) -> Any:
     return value
 
 
-def with_changes(call: Call, changes: Mapping[str, ResourceChange]) -> Call:
-    """``call`` whose views (both sides of an update) carry ``changes``."""
-    if not changes:
+def with_changes(call: Call, changes: Mapping[str, ResourceChange] | None) -> Call:
+    """``call`` whose views (both sides of an update) carry ``changes``, the plan; None
+    when there is none (the views say ``changes_known`` false)."""
+    if changes is None:
         return call
     current = (None if call.current_stack is None
-               else dataclasses.replace(call.current_stack, changes=changes))
-    return dataclasses.replace(call, stack=dataclasses.replace(call.stack, changes=changes),
-                               current_stack=current)
+               else dataclasses.replace(call.current_stack, changes=changes,
+                                        changes_known=True))
+    return dataclasses.replace(
+        call, stack=dataclasses.replace(call.stack, changes=changes, changes_known=True),
+        current_stack=current)

@@ -50,6 +50,7 @@ class LifecycleSettings:
     on_timeout: str = "fail"
     plugin_timeout_seconds: Mapping[str, float] = dataclasses.field(default_factory=dict)
     plugin_on_timeout: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    approval_window_seconds: float = 86400.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +63,9 @@ class LoadedPlugin:
     origin: Origin  # the package that declared it
     entry_point: str = ""  # "module:Class", as declared
     tree_scope: str = EVERY_STACK  # the plugin's ``tree_scope``, checked at load
+    # How long an operation this plugin parks (``Pending``) waits for a decision, unless
+    # the verdict says.
+    approval_window_seconds: float = 86400.0
 
     @property
     def distribution(self) -> str:
@@ -125,7 +129,8 @@ class LifecycleRegistry:
                     name, settings.timeout_seconds),
                 on_timeout=settings.plugin_on_timeout.get(name, settings.on_timeout),
                 origin=declared.origin, entry_point=declared.entry_point,
-                tree_scope=_tree_scope(name, plugin, namespace))
+                tree_scope=_tree_scope(name, plugin, namespace),
+                approval_window_seconds=settings.approval_window_seconds)
         disabled = [
             DisabledPlugin(name=name, entry_point=declared.entry_point, origin=declared.origin,
                            reason=("listed in [lifecycle_plugins] disabled"

@@ -19,19 +19,20 @@ from typing import Any
 
 from engine import metrics
 from engine.context import RequestContext
-from engine.lifecycle.base import Denied, Warn
+from engine.lifecycle.base import Denied, Pending, Warn
 from engine.lifecycle.registry import LoadedPlugin
 from engine.lifecycle.view import StackView
+from engine.vocabulary import Verdict
 
 LOG = logging.getLogger(__name__)
 
 PRE, POST = "pre", "post"
-# Verdicts. Pre-op: allow | warn | deny | error | timeout (| skipped: in a dry run by a
-# plugin without dry-run support, on update because the plugin's cache key is unchanged,
-# or for a nested stack by a plugin that wants the root only).
-# Post-op: done | error | timeout (| not_called: owed, and the operation ended without it).
+# The verdicts, by their short names (engine.vocabulary.Verdict says when each is given).
 ALLOW, WARN, DENY, ERROR, TIMEOUT, SKIPPED, DONE, NOT_CALLED = (
-    "allow", "warn", "deny", "error", "timeout", "skipped", "done", "not_called")
+    Verdict.ALLOW, Verdict.WARN, Verdict.DENY, Verdict.ERROR, Verdict.TIMEOUT,
+    Verdict.SKIPPED, Verdict.DONE, Verdict.NOT_CALLED)
+PENDING, APPROVED, REJECTED, EXPIRED = (
+    Verdict.PENDING, Verdict.APPROVED, Verdict.REJECTED, Verdict.EXPIRED)
 MAX_MESSAGE = 1000
 
 
@@ -48,6 +49,10 @@ class CallRecord:
     dry_run: bool = False
     # The plugin's cache key (update pre-ops that allowed, warned or were skipped).
     cache_key: str | None = None
+    # A pending pre-op's approval window (None: the configured default), and whether
+    # approving it overrides a soft-mandatory refusal (``Pending``).
+    window_seconds: float | None = None
+    override: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in dataclasses.asdict(self).items()
@@ -74,6 +79,10 @@ class Call:
     # On UPDATE only: each plugin's cache key at its last successful update, and so the
     # sign to ask for its key (``LifecyclePlugin.cache_key``); None on other actions.
     cached_keys: Mapping[str, str] | None = None
+    # A nested stack's operation started by its parent's, as part of one operation on
+    # the tree; False for a request made on a nested stack itself, which a root-only
+    # plugin is asked about as about a root's.
+    by_parent: bool = True
 
 
 def invoke(loaded: LoadedPlugin, phase: str, call: Call,
@@ -178,6 +187,10 @@ def _verdict(loaded: LoadedPlugin, phase: str, call: Call, outcome: dict[str, An
         verdict = record(SKIPPED, "cache key unchanged since its last successful update")
     elif isinstance(value, Warn):
         verdict = record(WARN, value.message)
+    elif isinstance(value, Pending):
+        verdict = dataclasses.replace(record(PENDING, value.message),
+                                      window_seconds=value.window_seconds,
+                                      override=value.override or None)
     else:
         verdict = record(ALLOW)
     return dataclasses.replace(verdict, cache_key=key)
@@ -190,8 +203,9 @@ def _clip(message: str) -> str:
 
 def out_of_scope(loaded: LoadedPlugin, call: Call) -> CallRecord | None:
     """The ``skipped`` record of a pre-op not to be called because the plugin wants
-    the root stack only and ``call`` is a nested stack's, or None: call it."""
-    if loaded.wants(call.stack.nested_depth):
+    the root stack only and ``call`` is a nested stack's, made by its parent's operation
+    (the plugin was asked about the root's), or None: call it."""
+    if not call.by_parent or loaded.wants(call.stack.nested_depth):
         return None
     return CallRecord(plugin=loaded.name, phase=PRE, action=call.action, verdict=SKIPPED,
                       message="this plugin is called for the root stack only",

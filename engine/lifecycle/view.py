@@ -65,6 +65,9 @@ class ResourceChange:
     #: The properties that differ, by name: every known one of a resource created or
     #: deleted; none when ``action`` is NONE.
     properties: Mapping[str, PropertyChange]
+    #: Kiln's addition: True for a DELETE whose deletion policy (Retain) keeps the
+    #: physical resource: it leaves the stack, and nothing is destroyed.
+    retained: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +91,11 @@ class StackView:
     #: pre-ops of a create, an update and a delete, real and dry-run; empty elsewhere.
     changes: Mapping[str, ResourceChange] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
+    #: Kiln's addition: True when ``changes`` is the operation's plan (empty for a plan
+    #: that changes no resource); False when it was not made (other actions, post-ops)
+    #: or could not be made, so a policy on changes can fail closed rather than read
+    #: "nothing changes" into a missing plan.
+    changes_known: bool = False
     # Where the stack sits in its tree of nested stacks, under Heat's names, so a Heat
     # plugin that tells a child from a top-level stack works unchanged.
     #: The parent stack's id; None for a top-level stack.

@@ -159,6 +159,15 @@ class SignalledResource:
     signals: Sequence[Mapping[str, Any]]
 
 
+def resource_key(stack_id: str, resource_name: str, row_id: int, generation: int = 0) -> str:
+    """:attr:`Runtime.resource_key` of one generation of a stored resource, for the
+    worker's runtime and for every read of the stored row alike, so that a name built
+    from it (:meth:`Resource.physical_resource_name`) is the same in both. Each
+    replacement is a new generation, so its stable name differs from the resource it
+    replaces; generation 0 keeps the names of before updates existed."""
+    return f"{stack_id}/{resource_name}/{row_id}" + (f"/{generation}" if generation else "")
+
+
 class Runtime(Protocol):
     """What the worker gives a resource instance: identity, clock and persistence."""
 

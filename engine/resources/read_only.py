@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from engine.clock import Clock
-from engine.resources.base import IssuedSignalToken, SignalledResource
+from engine.resources.base import IssuedSignalToken, SignalledResource, resource_key
 
 
 class _StackFacts(Protocol):
@@ -26,6 +26,8 @@ class _RowFacts(Protocol):
     def id(self) -> int: ...
     @property
     def name(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
 
 
 class ReadOnlyRuntime:
@@ -33,7 +35,7 @@ class ReadOnlyRuntime:
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
-        self.resource_key = f"{stack.id}/{row.name}/{row.id}"
+        self.resource_key = resource_key(stack.id, row.name, row.id, row.generation)
         self._clock = clock
 
     def now(self) -> float:

@@ -3,8 +3,10 @@ way its steps will decide it. The update preview and the lifecycle plugins' view
 real pre-op and the dry runs) read the same forecast.
 
 The update's planner (``plan_update``) says which resources get a CREATE, an UPDATE or a
-DELETE step. Each UPDATE step is then decided by the worker's own decision function,
-given the new properties evaluated as far as they can be before the update runs:
+DELETE step. Each UPDATE step is then decided by the worker's own decision functions
+(``engine.ir.update_decision``: an external resource's, the update decision, and
+``converge``'s), given the new properties evaluated as far as they can be before the
+update runs:
 
 * parameters are known;
 * a resource the update leaves unchanged answers ``get_resource`` and ``get_attr`` from
@@ -30,7 +32,16 @@ from engine.ir.build import properties_for_runtime
 from engine.ir.graph import topological_order
 from engine.ir.model import ResolvedStack, ResourceNode
 from engine.ir.plan import ExistingResource, plan_delete, plan_update
-from engine.ir.update_decision import UNKNOWN, Decision, Stored, decide, prop_diff
+from engine.ir.update_decision import (
+    UNKNOWN,
+    Decision,
+    Stored,
+    converging,
+    decide,
+    external_update,
+    prop_diff,
+    retains,
+)
 from engine.resources.base import Resource, Runtime
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import coerce_properties
@@ -68,6 +79,8 @@ class StoredRow(Protocol):
     def replaced(self) -> Any: ...
     @property
     def requires(self) -> Any: ...
+    @property
+    def deletion_policy(self) -> str: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +96,13 @@ class StoredFacts:
     data: Mapping[str, Any]
     replaced: Mapping[str, Any] | None
     requires: frozenset[str]
+    deletion_policy: str = "Delete"
 
     @classmethod
     def of(cls, row: StoredRow) -> StoredFacts:
         return cls(row.name, row.type, row.action, row.status, row.properties,
                    row.physical_id, dict(row.data or {}), row.replaced,
-                   frozenset(row.requires or ()))
+                   frozenset(row.requires or ()), row.deletion_policy)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,11 +112,14 @@ class PlannedChange:
 
     action: Change
     differences: Differences
+    #: A DELETE whose deletion policy keeps the physical resource: it leaves the stack
+    #: and is not destroyed.
+    retained: bool = False
 
 
 def forecast_update(target: ResolvedStack, stored: Mapping[str, StoredFacts],
-                    types: ResourceTypeRegistry, runtime_for: RuntimeFor
-                    ) -> dict[str, PlannedChange]:
+                    types: ResourceTypeRegistry, runtime_for: RuntimeFor, *,
+                    converge: bool = False) -> dict[str, PlannedChange]:
     """Each resource's planned change, by name: of the new template's resources and of
     the stored ones it drops. A resource created gets its known new properties, one
     deleted its stored ones, the others the properties whose values differ."""
@@ -111,7 +128,7 @@ def forecast_update(target: ResolvedStack, stored: Mapping[str, StoredFacts],
                                 for name, res in stored.items()})
     primary = {step.resource: step for step in plan.steps
                if step.action in (Action.CREATE, Action.UPDATE)}
-    found = {step.resource: _deleted(stored[step.resource].properties)
+    found = {step.resource: _deleted(stored[step.resource])
              for step in plan.steps if step.action == Action.DELETE}
     decisions: dict[str, Decision] = {}
     scope = _ForecastScope(target.parameters, stored, decisions, types, runtime_for)
@@ -125,10 +142,13 @@ def forecast_update(target: ResolvedStack, stored: Mapping[str, StoredFacts],
             found[name] = PlannedChange(Change.CREATE, {
                 key: (None, value) for key, value in properties.items() if value is not None})
             continue
-        decisions[name], properties = _decide(node, stored[name], types, scope, runtime_for)
+        decisions[name], properties = _decide(node, stored[name], types, scope, runtime_for,
+                                              converge)
         old = stored[name].properties or {}
+        # An external resource's step leaves it as it is, whatever its properties say.
+        differing = prop_diff(old, properties) if decisions[name] != Decision.NONE else {}
         found[name] = PlannedChange(_CHANGE[decisions[name]], {
-            key: (old.get(key), properties.get(key)) for key in prop_diff(old, properties)})
+            key: (old.get(key), properties.get(key)) for key in differing})
     return found
 
 
@@ -143,14 +163,15 @@ def forecast_delete(stored: Mapping[str, StoredFacts]) -> dict[str, PlannedChang
     """A delete's planned changes: every stored resource deleted, with its properties."""
     plan = plan_delete({name: ExistingResource(name, res.requires)
                         for name, res in stored.items()})
-    return {step.resource: _deleted(stored[step.resource].properties)
+    return {step.resource: _deleted(stored[step.resource])
             for step in plan.steps if step.action == Action.DELETE}
 
 
-def _deleted(properties: Mapping[str, Any] | None) -> PlannedChange:
+def _deleted(stored: StoredFacts) -> PlannedChange:
     return PlannedChange(Change.DELETE, {key: (value, None)
-                                         for key, value in (properties or {}).items()
-                                         if value is not None})
+                                         for key, value in (stored.properties or {}).items()
+                                         if value is not None},
+                         retained=retains(stored.deletion_policy))
 
 
 def _no_runtime(name: str) -> Runtime:
@@ -159,11 +180,19 @@ def _no_runtime(name: str) -> Runtime:
 
 
 def _decide(node: ResourceNode, stored: StoredFacts, types: ResourceTypeRegistry,
-            scope: _ForecastScope, runtime_for: RuntimeFor
+            scope: _ForecastScope, runtime_for: RuntimeFor, converge: bool
             ) -> tuple[Decision, dict[str, Any]]:
-    """The update step's decision, and the properties it was made with."""
+    """The update step's decision, and the properties it was made with; each rule as
+    ``StepDecider.decide`` applies it."""
     cls = types.get(node.type_name)  # the new IR was built: every type exists
     properties = _evaluate(node, cls, scope)
+    if node.external_id is not None:
+        try:
+            return external_update(node.external_id, stored.physical_id,
+                                   f"{node.name} ({stored.type})"), properties
+        except KilnError:
+            # The step fails on it: an update attempted, whatever else it would change.
+            return Decision.UPDATE, properties
     probe = cls(node.name, properties, runtime_for(node.name))
 
     def needs_replacement(diff: Mapping[str, Any]) -> bool:
@@ -174,7 +203,8 @@ def _decide(node: ResourceNode, stored: StoredFacts, types: ResourceTypeRegistry
 
     state = Stored(stored.type, stored.properties, stored.physical_id, stored.action,
                    stored.status, stored.replaced)
-    return decide(state, node.type_name, properties, needs_replacement, False), properties
+    decided = decide(state, node.type_name, properties, needs_replacement, False)
+    return converging(decided, converge and cls.observes()), properties
 
 
 def _evaluate(node: ResourceNode, cls: type[Resource], scope: _ForecastScope

@@ -1,6 +1,6 @@
 """Lifecycle plugins as the API and the admin CLI see them: the ordered list, what each
-holds for a stack, and dry-run verdicts for preview and validate (refused at the door when
-one would fail the operation)."""
+holds for a stack, and dry-run verdicts for preview, validate and the door of a create or
+update (refused when one would fail the operation)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from engine.context import RequestContext
 from engine.errors import LifecycleDenied
 from engine.ir.model import ResolvedStack
-from engine.lifecycle.planned import NO_CHANGES, with_changes
+from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import DENY, TIMEOUT, Call, dry_run
 from engine.lifecycle.snapshot import ResourceFacts, StackFacts, TreeMemberFacts, stack_view
@@ -40,6 +40,7 @@ class PluginRecord:
     timeout_seconds: float | None = None
     on_timeout: str | None = None
     supports_dry_run: bool | None = None
+    tree_scope: str | None = None  # "every" stack of a nested tree, or the "root" only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +53,7 @@ class ProposedStack:
     parameters: Mapping[str, Any]
     environment: Mapping[str, Any]
     files: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    facade: Mapping[str, Any] | None = None  # proposals are never nested
+    facade: Mapping[str, Any] | None = None  # a proposed nested stack's resource_facade
     id: str = "None"  # what Heat's preview shows as the id
     action: str = Action.CREATE
     status: str = Status.IN_PROGRESS
@@ -80,6 +81,22 @@ class LifecycleService:
     def __init__(self, plugins: LifecycleRegistry) -> None:
         self._plugins = plugins
 
+    def at_the_door(self, timeout_seconds: float) -> LifecycleService:
+        """The same plugins for the dry runs a create or update makes before it is stored:
+        none may take longer than ``timeout_seconds`` (its own timeout when shorter), and
+        one that times out refuses nothing (``on_timeout`` warn), since the door bounds the
+        request's latency and passes no judgement of its own: the worker's real pre-op,
+        with the plugin's whole timeout, decides."""
+        return LifecycleService(LifecycleRegistry(
+            [dataclasses.replace(loaded, on_timeout="warn",
+                                 timeout_seconds=min(loaded.timeout_seconds, timeout_seconds))
+             for loaded in self._plugins.plugins], self._plugins.disabled))
+
+    @property
+    def judges_dry_runs(self) -> bool:
+        """Whether any enabled plugin supports dry runs (and so a dry run asks anyone)."""
+        return any(type(loaded.plugin).supports_dry_run for loaded in self._plugins.plugins)
+
     def list_plugins(self) -> list[PluginRecord]:
         """Every installed plugin: the enabled ones in the order their pre-ops run, then
         the disabled ones by name."""
@@ -93,7 +110,7 @@ class LifecycleService:
                 position=position, ordinal=loaded.ordinal,
                 before=_names(cls.before), after=_names(cls.after),
                 timeout_seconds=loaded.timeout_seconds, on_timeout=loaded.on_timeout,
-                supports_dry_run=cls.supports_dry_run))
+                supports_dry_run=cls.supports_dry_run, tree_scope=loaded.tree_scope))
         records += [PluginRecord(name=off.name, enabled=False, reason=off.reason,
                                  entry_point=off.entry_point,
                                  distribution=off.origin.distribution,
@@ -119,11 +136,12 @@ class LifecycleService:
     def dry_run(self, ctx: RequestContext, stack: StackFacts, ir: ResolvedStack | None,
                 action: str = Action.CREATE, *, current: UpdateTarget | None = None,
                 lineage: Sequence[TreeMemberFacts] = (),
-                changes: Mapping[str, ResourceChange] = NO_CHANGES) -> list[dict[str, Any]]:
+                changes: Mapping[str, ResourceChange] | None = None
+                ) -> list[dict[str, Any]]:
         """The verdict every plugin would give, reserving nothing. An update passes
         ``current`` (the new side); ``stack`` is then the stored definition, and the
         plugins see both as the update's pre-op will. ``changes`` are the planned
-        changes (``planned.view_changes``), on both views. A stored stack passes its
+        changes (``planned.view_changes``), on both views; None: not made. A stored stack passes its
         ``lineage`` (``stack_trees.lineage``), so the views place it in its tree."""
         if current is not None:
             secrets = current.stored_secrets
@@ -154,4 +172,6 @@ def refuse_blocked(verdicts: Sequence[Mapping[str, Any]]) -> None:
 def _refusal(verdict: Mapping[str, Any]) -> str:
     how = {DENY: "denied", TIMEOUT: "timed out on"}.get(verdict["verdict"], "failed on")
     text = f"Lifecycle plugin {verdict['plugin']} {how} {verdict['action']}"
+    if verdict.get("path"):  # a nested stack's verdict: its place in the tree
+        text += f" of nested stack {verdict['path']}"
     return f"{text}: {verdict['message']}" if verdict.get("message") else text

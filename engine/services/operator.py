@@ -118,6 +118,30 @@ def _forgo_post_ops(session: DbSession, stack: Stack, operation: Operation, why:
     transitions.settle(operation)
 
 
+def _notifying_operations(session: DbSession, stack_id: str) -> list[Operation]:
+    """The stack's operations that are finished but still owe post-ops, locked, oldest
+    first (there is one at most: the next operation waits for its post-ops)."""
+    found = [operation for operation, _stack in admin.list_operations(
+        session, unfinished_only=True, stack_id=stack_id)
+        if operation.state == OperationState.NOTIFYING]
+    locked = [session.get(Operation, operation.id, with_for_update=True,
+                          populate_existing=True) for operation in reversed(found)]
+    return [operation for operation in locked
+            if operation is not None and operation.state == OperationState.NOTIFYING]
+
+
+def _holders(session: DbSession, operations: Sequence[Operation], now: datetime.datetime
+             ) -> set[str]:
+    """The workers whose lease on one of ``operations``, or on one of their steps, has not
+    expired."""
+    held = admin.step_holders(session, [operation.id for operation in operations], now)
+    holders = {owner for operation in operations for owner in held.get(operation.id, {})}
+    holders.update(operation.lease_owner for operation in operations
+                   if operation.lease_owner and operation.lease_expires_at
+                   and operation.lease_expires_at >= now)
+    return holders
+
+
 class OperatorService:
     def __init__(self, db: Database, clock: Clock, reads: StackReads,
                  tenants: TenantService, workers: WorkerService) -> None:
@@ -254,7 +278,9 @@ class OperatorService:
         one of its steps, unless ``force``. The post-ops the ended operation still owes
         are left to a worker (told the stack is ``to``), so lifecycle plugins release
         what they reserved for it; with ``skip_post_ops`` they are never called and an
-        event per plugin says so."""
+        event per plugin says so. An operation finished for the stack but still owing
+        post-ops (NOTIFYING: a worker stuck in one, or gone) is taken from its worker
+        the same way: its post-ops handed to the next worker, told ``to``, or skipped."""
         if to not in RESET_STATUSES:
             raise InvalidFilter(keys=[f"--to {to}"])
         now = self._clock()
@@ -262,24 +288,22 @@ class OperatorService:
         with self._db.transaction() as session:
             stack = stack_rows.get_stack(session, ref.tenant_id, ref.name, ref.id, for_update=True)
             operation = stack_rows.unfinished_operation(session, stack.id)
-            if operation is not None:
-                holders = set(admin.step_holders(session, [operation.id], now).get(
-                    operation.id, {}))
-                if operation.lease_owner and operation.lease_expires_at \
-                        and operation.lease_expires_at >= now:
-                    holders.add(operation.lease_owner)
-                live = sorted(holders & set(alive))
-                if live and not force:
-                    raise StackHeld(stack=stack.name, workers=", ".join(
-                        f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))
-                transitions.end_operation(session, stack, operation,
+            # Oldest first: the unfinished one (if any) waits for the notifying one.
+            ending = [*_notifying_operations(session, stack.id), *filter(None, [operation])]
+            live = sorted(_holders(session, ending, now) & set(alive))
+            if live and not force:
+                raise StackHeld(stack=stack.name, workers=", ".join(
+                    f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))
+            for ended in ending:
+                transitions.end_operation(session, stack, ended,
                                           reasons.reset_by_operator(actor), now, Status(to))
             action = stack_action(operation.action) if operation else stack.action
             transitions.reset_stack(session, stack, action, to,
                                     reasons.stack_reset(action, to, actor, reason), now)
-            if operation is not None and skip_post_ops:
-                _forgo_post_ops(session, stack, operation,
-                                reasons.post_ops_skipped_by_operator(actor), now)
+            if skip_post_ops:
+                for ended in ending:
+                    _forgo_post_ops(session, stack, ended,
+                                    reasons.post_ops_skipped_by_operator(actor), now)
         return self.stack(ref)
 
     def purge_deleted(self, older_than: datetime.timedelta, *, dry_run: bool = False,

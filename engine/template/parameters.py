@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from engine.budget import compile_pattern
@@ -20,6 +20,7 @@ from engine.errors import (
     UnknownUserParameter,
     UserParameterMissing,
 )
+from engine.logs import mask_secret
 from engine.schema import (
     AllowedPattern,
     AllowedValues,
@@ -307,20 +308,59 @@ def masked(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
 
 def hidden_values(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
                   ) -> tuple[str, ...]:
-    """The text of every hidden parameter value, longest first, for :func:`redact`."""
-    found = {str(values[k]) for k, s in schemas.items() if s.hidden and k in values
-             and str(values[k])}
+    """The text of every hidden parameter value, longest first, for :func:`redact`: the
+    whole value, and each string or number inside a json or comma_delimited_list one,
+    which ``get_param`` with a path, ``list_join`` or a property given the value reach
+    alone."""
+    return _secrets(schemas, values)
+
+
+class _Leaf(str):
+    """A string or number inside a hidden json or list value. A short one ("1", "on")
+    is masked only where it stands alone (``engine.logs.mask_secret``): a json value
+    holds many, and masking them inside every word would leave nothing readable. A whole
+    hidden value is masked everywhere, however short."""
+
+    __slots__ = ()
+
+
+def _secrets(schemas: Mapping[str, ParameterSchema], *readings: Mapping[str, Any]
+             ) -> tuple[str, ...]:
+    """:func:`hidden_values` of one or more readings of the same parameters. The whole
+    values are gathered first, so that a leaf equal to a whole value is masked as one."""
+    hidden = [reading[name] for reading in readings for name, schema in schemas.items()
+              if schema.hidden and reading.get(name) is not None]
+    found: set[str] = {str(value) for value in hidden}
+    for value in hidden:
+        if isinstance(value, Mapping | list):
+            found.update(_Leaf(leaf) for leaf in _leaves(value))
+    found.discard("")
     return tuple(sorted(found, key=len, reverse=True))
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """The text of each string and number in a json value (not its keys, which name its
+    parts, nor a boolean or null, which every value holds)."""
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield str(value)
 
 
 def redact(value: Any, secrets: tuple[str, ...]) -> Any:
     """``value`` with every occurrence of a hidden value masked, however it was embedded
-    (``str_replace`` and ``list_join`` can carry a secret into any string)."""
+    (``str_replace`` and ``list_join`` can carry a secret into any string); a short
+    leaf of a json or list value where it stands alone (``_Leaf``)."""
     if not secrets:
         return value
     if isinstance(value, str):
         for secret in secrets:
-            value = value.replace(secret, MASK)
+            value = (mask_secret(value, secret) if isinstance(secret, _Leaf)
+                     else value.replace(secret, MASK))
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         # A hidden number passed through get_param stays a number.
@@ -353,5 +393,16 @@ def stored_hidden_values(template: Any, parameters: Mapping[str, Any] | None
     except KilnError:
         return ()
     given = parameters or {}
-    return hidden_values(schemas, {name: given.get(name, schema.default)
-                                   for name, schema in schemas.items()})
+    raw = {name: given.get(name, schema.default) for name, schema in schemas.items()}
+    # Stored as given: a json or comma_delimited_list value is text until converted,
+    # and its leaves are what get_param hands on.
+    typed = {name: _typed_or_none(schema, raw[name]) for name, schema in schemas.items()
+             if schema.hidden and raw[name] is not None}
+    return _secrets(schemas, raw, typed)
+
+
+def _typed_or_none(schema: ParameterSchema, value: Any) -> Any:
+    try:
+        return schema.convert(value)
+    except KilnError:  # it was accepted once; the raw text is a secret all the same
+        return None

@@ -17,14 +17,16 @@ so no other table does).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from engine import reasons
 from engine.clock import Clock
 from engine.context import RequestContext
-from engine.db import event_rows, resource_rows, stack_rows, stack_trees
+from engine.db import event_rows, resource_rows, stack_rows, stack_trees, transitions
 from engine.db.leases import LeaseLost, renew_operation
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database, DbSession
@@ -34,7 +36,10 @@ from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import (
     ALLOW,
+    APPROVED,
     ERROR,
+    EXPIRED,
+    PENDING,
     POST,
     PRE,
     SKIPPED,
@@ -45,9 +50,9 @@ from engine.lifecycle.runner import (
     out_of_scope,
 )
 from engine.lifecycle.snapshot import Redefined, StackFacts, TreeMemberFacts, stack_view
-from engine.lifecycle.view import StackView
+from engine.lifecycle.view import ResourceChange, StackView
 from engine.resources.registry import ResourceTypeRegistry
-from engine.vocabulary import Action, OperationState
+from engine.vocabulary import Action, Change, OperationState, Verdict
 from engine.worker.planned_changes import PlannedChanges
 from engine.worker.stored_scope import stack_secrets
 
@@ -74,21 +79,30 @@ class LifecycleCalls:
         """Call every pre-op not yet recorded, in order, stopping at the first that fails
         the operation. The driver reads the verdicts from ``operations.lifecycle``."""
         call, progress = self._read(operation_id, is_stack_failure=False, keys=True)
+        if call is not None and _awaits_decision(progress):
+            if not self._settle_approval(operation_id):
+                return  # still undecided: the driver parks the operation again
+            call, progress = self._read(operation_id, is_stack_failure=False, keys=True)
         if call is None or any(item.get("blocking") for item in progress.get("pre", [])):
             return
         called = {item["plugin"] for item in progress.get("pre", [])}
         if all(loaded.name in called for loaded in self._plugins.plugins):
             return
-        call = with_changes(call, self._planned.of(operation_id))
+        changes = self._planned.of(operation_id)
+        call = with_changes(call, changes)
+        if call.cached_keys and not _changes_nothing(changes):
+            # A key vouches for the plugin's inputs, not for the resources: one marked
+            # unhealthy (to be replaced) or changed outside an update since must be seen.
+            call = dataclasses.replace(call, cached_keys={})
         for loaded in self._plugins.plugins:
             if loaded.name in called:
                 continue
             # A root-only plugin, on a nested stack: recorded as skipped, owed no post-op.
             record = out_of_scope(loaded, call) or invoke(
                 loaded, PRE, call, lambda: self._renew(operation_id), self._heartbeat_seconds)
-            self._record(operation_id, record)
-            if record.blocking:
-                return
+            self._record(operation_id, record, loaded.approval_window_seconds)
+            if record.blocking or record.verdict == PENDING:
+                return  # denied, or parked until a person decides
 
     def post_ops(self, operation_id: str, is_stack_failure: bool) -> None:
         """Call the post-op of every plugin whose pre-op was called, in reverse order;
@@ -138,7 +152,8 @@ class LifecycleCalls:
                       if keys and operation.action == Action.UPDATE else None)
             return (Call(context=context, stack=view, action=operation.action,
                          current_stack=current, is_stack_failure=is_stack_failure,
-                         cached_keys=cached),
+                         cached_keys=cached,
+                         by_parent="nested_in" in (operation.context or {})),
                     dict(operation.lifecycle or {}))
 
     def _view(self, session: DbSession, stack: StackFacts, action: str,
@@ -159,7 +174,41 @@ class LifecycleCalls:
         return stack_view(stack, action=action, ir=None, stored=stored, secrets=secrets,
                           target=target, lineage=lineage)
 
-    def _record(self, operation_id: str, record: CallRecord) -> None:
+    def _settle_approval(self, operation_id: str) -> bool:
+        """Take up the decision on the approval the operation waits for: approved, it
+        goes on with the next plugin; rejected or expired, it is denied as by the plugin
+        (``transitions.settle_approval``). False while undecided and within its window."""
+        now = self._clock()
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                raise LeaseLost(operation_id)
+            approval = transitions.awaited_approval(operation)
+            if approval is None:
+                return True
+            pending = operation.lifecycle["pre"][-1]
+            decision = approval.get("decision")
+            if decision is None:
+                if now < datetime.datetime.fromisoformat(approval["expires_at"]):
+                    return False
+                verdict, message = EXPIRED, f"no decision by {approval['expires_at']}"
+            else:
+                verdict = Verdict(decision)
+                message = reasons.approval_by(approval.get("decided_by", ""),
+                                              approval.get("comment", ""))
+            record = {**pending, "verdict": verdict, "message": message,
+                      "blocking": verdict != APPROVED}
+            transitions.settle_approval(operation, record, now)
+            if verdict == EXPIRED:
+                # Approvals and rejections have their event from the person's request.
+                stack = stack_rows.load_stack(session, operation.stack_id)
+                event_rows.add_lifecycle_event(
+                    session, stack, record,
+                    reasons.approval_expired(pending["plugin"], approval["expires_at"]), now)
+            return True
+
+    def _record(self, operation_id: str, record: CallRecord,
+                approval_window_seconds: float | None = None) -> None:
         now = self._clock()
         with self._db.transaction() as session:
             operation = session.get(Operation, operation_id, with_for_update=True)
@@ -174,6 +223,14 @@ class LifecycleCalls:
             event_rows.add_lifecycle_event(
                 session, stack, record.as_dict(),
                 f"{record.summary()} ({record.duration_ms} ms)", now)
+            if record.verdict == PENDING:
+                window = record.window_seconds or approval_window_seconds or 0.0
+                expires_at = now + datetime.timedelta(seconds=window)
+                transitions.await_approval(
+                    operation, stack, record.as_dict(), expires_at,
+                    reasons.awaiting_approval(record.plugin, record.message,
+                                              expires_at.isoformat(timespec="seconds")),
+                    now)
 
     def _renew(self, operation_id: str) -> None:
         with self._db.transaction() as session:
@@ -182,12 +239,25 @@ class LifecycleCalls:
                 raise LeaseLost(operation_id)
 
 
+def _awaits_decision(progress: LifecycleProgress | dict[str, Any]) -> bool:
+    pre = progress.get("pre", [])
+    return bool(pre) and pre[-1].get("verdict") == PENDING
+
+
+def _changes_nothing(changes: Mapping[str, ResourceChange] | None) -> bool:
+    """Whether the plan is known and leaves every resource as it is."""
+    return changes is not None and all(
+        change.action == Change.NONE for change in changes.values())
+
+
 def _cached_keys(session: DbSession, operation: Operation) -> dict[str, str]:
-    """Each plugin's cache key as recorded by the stack's last update before this one,
-    if that update completed; none when it failed (what a failed update left behind, or
-    its post-ops un-made, is worth a fresh decision) or was never made."""
-    last = stack_rows.last_finished_operation(session, operation.stack_id, Action.UPDATE)
-    if last is None or last.state != OperationState.COMPLETE:
+    """Each plugin's cache key as recorded by the stack's last operation, if that was an
+    update that completed by itself; none after anything else (a failed update's leftovers
+    or un-made post-ops, a delete, a check or an operator's reset are worth a fresh
+    decision)."""
+    last = stack_rows.last_finished_operation(session, operation.stack_id)
+    if (last is None or last.action != Action.UPDATE or last.state != OperationState.COMPLETE
+            or last.failure_reason is not None):
         return {}
     return {item["plugin"]: item["cache_key"] for item in (last.lifecycle or {}).get("pre", [])
             if item.get("cache_key") and item.get("verdict") in (ALLOW, WARN, SKIPPED)}

@@ -18,7 +18,12 @@ from collections.abc import Callable
 from engine import budget, logs, metrics, reasons
 from engine.clock import Clock
 from engine.db import event_rows, resource_rows, stack_rows, transitions
-from engine.db.leases import LeaseLost, back_off_operation, release_operation
+from engine.db.leases import (
+    LeaseLost,
+    back_off_operation,
+    park_operation,
+    release_operation,
+)
 from engine.db.models import Operation, Stack, StackOutput
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession, after_commit
@@ -34,7 +39,11 @@ from engine.vocabulary import Action, CancelReason, OperationState, Status, stac
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.poison import PoisonRule
 from engine.worker.step_runtime import StepRuntime
-from engine.worker.stored_scope import StoredResource, StoredScope, stack_secrets
+from engine.worker.stored_scope import (
+    StoredResource,
+    StoredScope,
+    operation_secrets,
+)
 
 LOG = logging.getLogger(__name__)
 # Operations whose steps act on the stored resources rather than on a new IR.
@@ -62,8 +71,10 @@ class OperationDriver:
         secrets: tuple[str, ...] = ()
         with self._db.read() as session:
             label = stack_rows.operation_labels(session, [operation_id]).get(operation_id)
-            if label is not None:
-                secrets = stack_secrets(stack_rows.load_stack(session, label.stack_id))
+            operation = session.get(Operation, operation_id)
+            if label is not None and operation is not None:
+                secrets = operation_secrets(stack_rows.load_stack(session, label.stack_id),
+                                            operation.payload)
         with logs.bound(secrets=secrets,
                         **(label._asdict() if label else {"operation_id": operation_id})):
             try:
@@ -117,6 +128,11 @@ class OperationDriver:
                 outcome = self._phase(session, operation, now)
             if outcome is None:
                 release_operation(session, operation)
+                until = transitions.parked_until(operation)
+                if until is not None:
+                    # Waiting for a person: no worker holds it until a decision (or a
+                    # cancel) wakes it, or its approval window ends.
+                    park_operation(session, operation, until)
             elif not notifying:
                 # This phase is done; the post-ops, begun under this claim, are the
                 # first try of a phase of their own.
@@ -222,6 +238,8 @@ class OperationDriver:
 
     def _plan(self, session: DbSession, operation: Operation, stack: Stack,
               now: datetime.datetime) -> None:
+        if transitions.awaited_approval(operation) is not None:
+            return  # parked (``_transition``); the pre-ops go on once it is decided
         transitions.owe_post_ops(operation)
         pre = operation.lifecycle.get("pre", [])
         denial = next((item for item in pre if item.get("blocking")), None)

@@ -19,7 +19,7 @@ from engine.db import resource_rows, stack_rows
 from engine.db.models import Operation
 from engine.db.session import Database
 from engine.ir.stored import StoredIrs
-from engine.lifecycle.planned import NO_CHANGES, view_changes
+from engine.lifecycle.planned import view_changes
 from engine.lifecycle.snapshot import Redefined
 from engine.lifecycle.view import ResourceChange
 from engine.resources.read_only import ReadOnlyRuntime
@@ -32,7 +32,7 @@ from engine.resources.update_forecast import (
     forecast_update,
 )
 from engine.vocabulary import Action
-from engine.worker.stored_scope import stack_secrets
+from engine.worker.stored_scope import operation_secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ class _Named:
     id: Any
     name: str
     tenant_id: str = ""
+    generation: int = 0  # a row's: its stable name is the worker's (``resource_key``)
 
 
 class PlannedChanges:
@@ -53,40 +54,39 @@ class PlannedChanges:
         self._clock = clock
         self._irs = irs
 
-    def of(self, operation_id: str) -> Mapping[str, ResourceChange]:
-        """The operation's planned changes, masked for the plugins; none for an operation
+    def of(self, operation_id: str) -> Mapping[str, ResourceChange] | None:
+        """The operation's planned changes, masked for the plugins; None for an operation
         that is not planned here, or when the forecast fails (logged: the operation
-        itself goes on and decides as it always does)."""
+        itself goes on and decides as it always does; the views say
+        ``changes_known`` false)."""
         try:
             return self._of(operation_id)
         except Exception:  # noqa: BLE001 -- the forecast must not fail the operation
             LOG.exception("operation %s: the planned changes for the lifecycle plugins "
                           "could not be made; they see none", operation_id)
-            return NO_CHANGES
+            return None
 
-    def _of(self, operation_id: str) -> Mapping[str, ResourceChange]:
+    def _of(self, operation_id: str) -> Mapping[str, ResourceChange] | None:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             if operation is None or operation.action not in (
                     Action.CREATE, Action.UPDATE, Action.DELETE):
-                return NO_CHANGES
+                return None
             stack = stack_rows.load_stack(session, operation.stack_id)
             rows = resource_rows.list_resources(session, stack.id)
             stored = {row.name: StoredFacts.of(row) for row in rows}
-            keys = {row.name: _Named(row.id, row.name) for row in rows}
+            keys = {row.name: _Named(row.id, row.name, generation=row.generation)
+                    for row in rows}
             payload = operation.payload or {}
-            secret_sets = {*stack_secrets(stack)}
+            secrets = operation_secrets(stack, payload)
             target = None
             if operation.action == Action.CREATE:
                 target = self._irs.of(stack)
             elif operation.action == Action.UPDATE:
-                new = Redefined.of(stack, payload["target"])
-                target = self._irs.of(new)
-                secret_sets |= {*stack_secrets(new),
-                                *stack_secrets(Redefined.of(stack, payload["previous"]))}
+                target = self._irs.of(Redefined.of(stack, payload["target"]))
             identity = _Named(stack.id, stack.name, stack.tenant_id)
             action = operation.action
-        secrets = tuple(sorted(secret_sets, key=len, reverse=True))
+            converge = bool(payload.get("converge"))
         # Outside the transaction: the decision runs resource type code.
         planned: Mapping[str, PlannedChange]
         if target is None:
@@ -96,6 +96,7 @@ class PlannedChanges:
         else:
             planned = forecast_update(
                 target, stored, self._types,
-                lambda name: ReadOnlyRuntime(identity, keys[name], self._clock))
+                lambda name: ReadOnlyRuntime(identity, keys[name], self._clock),
+                converge=converge)
         return view_changes(planned, secrets)
 

@@ -29,7 +29,14 @@ from engine.db.session import Database, DbSession
 from engine.errors import KilnError, ResourceMissing
 from engine.ir.build import properties_for_runtime
 from engine.ir.stored import StoredIrs
-from engine.ir.update_decision import Decision, Stored, decide
+from engine.ir.update_decision import (
+    Decision,
+    Stored,
+    converging,
+    decide,
+    external_update,
+    retains,
+)
 from engine.ir.update_decision import prop_diff as diff_of
 from engine.resources.base import Resource
 from engine.resources.drift import Drift, drift_of
@@ -131,7 +138,7 @@ class StepDecider:
         if step.action == Action.CLEANUP:
             return self._replaced(step, stack, row, restoring=False)
         never_created = row.properties is None and row.physical_id is None
-        retained = step.action == Action.DELETE and row.deletion_policy == "Retain"
+        retained = step.action == Action.DELETE and retains(row.deletion_policy)
         if (step.action in NOTHING_IF_NEVER_CREATED and never_created) or retained:
             # Nothing in the backend to act on, or the template says to leave it
             # there (deletion_policy: Retain). A delete still ends the resource.
@@ -170,19 +177,20 @@ class StepDecider:
                 failure = exc
         action, prop_diff, converge = step.action, None, False
         external = node.external_id if node is not None else None
-        if external is not None and step.action in (Action.CREATE, Action.UPDATE) \
-                and failure is None:
-            if step.action == Action.UPDATE and row.physical_id not in (None, external):
-                failure = errors.NotSupported(
-                    feature=f"Update to property external_id of {row.name} ({row.type})")
-            elif step.action == Action.UPDATE and row.physical_id == external:
-                return CLOSE  # an external resource is Heat's to look at, never to change
+        if external is not None and step.action == Action.UPDATE and failure is None:
+            try:
+                if external_update(external, row.physical_id,
+                                   f"{row.name} ({row.type})") == Decision.NONE:
+                    return CLOSE  # an external resource is Heat's to look at, never to change
+            except KilnError as exc:
+                failure = exc
         if step.action == Action.UPDATE and failure is None and external is None:
             probe = cls(row.name, properties, self.runtimes(stack, rows)(row.name))
-            decided = self._decide_update(session, step, row, probe,
-                                          node.type_name if node is not None else row.type)
             converge = cls.observes() and self._converge(session, step.operation_id)
-            if decided == Decision.NONE and not converge:
+            decided = converging(self._decide_update(
+                session, step, row, probe, node.type_name if node is not None else row.type),
+                converge)
+            if decided == Decision.NONE:
                 return CLOSE
             if decided == Decision.RESTORE:
                 return self._replaced(step, stack, row, restoring=True)
@@ -223,12 +231,12 @@ class StepDecider:
         return runtime
 
     def _decide_update(self, session: DbSession, step: Step, row: ResourceRow, probe: Resource,
-                       new_type: str) -> str:
+                       new_type: str) -> Decision:
         """An update step's decision, made once and stored with the step. A replacement
         moves the current physical resource aside (``row.replaced``) in the same
         transaction, so the new one is created into a clean row."""
         if step.resource_action is not None:
-            return step.resource_action
+            return Decision(step.resource_action)
         rolling_back = self._operation_action(session, step.operation_id) == Action.ROLLBACK
         decided = decide(
             Stored(row.type, row.properties, row.physical_id, row.action, row.status,

@@ -15,7 +15,7 @@ from engine.clock import Clock
 from engine.db import resource_rows, signals
 from engine.db.models import Stack
 from engine.db.session import Database
-from engine.resources.base import IssuedSignalToken, SignalledResource
+from engine.resources.base import IssuedSignalToken, SignalledResource, resource_key
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.nested import WorkerNestedStacks
 
@@ -49,10 +49,7 @@ class StepRuntime:
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
-        # Each replacement is a new generation, so its stable name differs from the
-        # resource it replaces (generation 0 keeps the names of before updates existed).
-        self.resource_key = f"{stack.id}/{resource_name}/{row_id}" + (
-            f"/{generation}" if generation else "")
+        self.resource_key = resource_key(stack.id, resource_name, row_id, generation)
 
     def now(self) -> float:
         return self._clock().timestamp()

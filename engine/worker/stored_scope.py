@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.db.models import Resource as ResourceRow
 from engine.ir.model import ResolvedStack
-from engine.lifecycle.snapshot import StackFacts
+from engine.lifecycle.snapshot import Redefined, StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import stored_hidden_values
@@ -22,6 +22,18 @@ RuntimeFactory = Callable[[str], Any]
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
     """Hidden parameter values of the stored stack (see ``stored_hidden_values``)."""
     return stored_hidden_values(stack.template, stack.parameters)
+
+
+def operation_secrets(stack: StackFacts, payload: Mapping[str, Any] | None
+                      ) -> tuple[str, ...]:
+    """Hidden values an operation on ``stack`` may handle: the stored definition's and,
+    for an update or its rollback, those of the definitions it goes from and to; longest
+    first, so a value containing another is masked whole."""
+    found = set(stack_secrets(stack))
+    for side in ("previous", "target"):
+        if payload and side in payload:
+            found.update(stack_secrets(Redefined.of(stack, payload[side])))
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -141,8 +141,11 @@ def settled_events(heat: Any, stack_id: str, action: str, timeout: float = 30.0)
         events = heat.events.list(stack_id, sort_dir="asc")
         calls = [e.lifecycle for e in events
                  if getattr(e, "lifecycle", None) and e.lifecycle["action"] == action]
-        pre = sum(1 for call in calls if call["phase"] == "pre")
-        post = sum(1 for call in calls if call["phase"] == "post")
-        if post >= pre or time.monotonic() > deadline:
+        # A skipped pre-op is owed nothing; an approval gate's decision is one more event
+        # of the same plugin's pre-op.
+        called = {call["plugin"] for call in calls
+                  if call["phase"] == "pre" and call["verdict"] != "skipped"}
+        notified = {call["plugin"] for call in calls if call["phase"] == "post"}
+        if called <= notified or time.monotonic() > deadline:
             return list(events)
         time.sleep(0.1)

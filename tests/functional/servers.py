@@ -84,6 +84,13 @@ def new_tenant(env: Mapping[str, str], name: str, role: str = "member") -> Crede
     return Credentials(tenant.id, issued.secret)
 
 
+def new_token(env: Mapping[str, str], tenant_id: str, role: str) -> Credentials:
+    """One more token for a tenant, written as ``new_tenant`` writes one."""
+    with _database(env) as database:
+        issued = TenantService(database, utcnow).create_token(tenant_id, role)
+    return Credentials(tenant_id, issued.secret)
+
+
 def migrate(env: Mapping[str, str]) -> None:
     """``kiln-manage db upgrade``, in this process (``test_manage`` runs the command)."""
     with _database(env) as database:

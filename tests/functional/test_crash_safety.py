@@ -54,7 +54,7 @@ def test_a_killed_worker_s_steps_are_finished_by_the_others_exactly_once(
         post_ops = Counter(e.resource_status_reason.split()[2]
                            for e in heat.events.list(stack_id)
                            if "post-op CREATE" in e.resource_status_reason)
-        assert post_ops == {"policy": 1, "quota": 1, "placement": 1}
+        assert post_ops == {"policy": 1, "approval": 1, "quota": 1, "placement": 1}
     status = {s["pid"]: s["status"] for s in cluster.services()}
     assert status[victim.popen.pid] == "down"
     assert sorted(status[p.popen.pid] for p in cluster.engines if p is not victim) == [

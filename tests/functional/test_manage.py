@@ -102,7 +102,7 @@ def test_db_commands_and_a_schema_behind(tmp_path: pathlib.Path) -> None:
 
     manage(env, "db", "upgrade")
     assert "Database at revision 0012" in manage(env, "db", "downgrade", "0012").stdout
-    assert "is at 0012, but this Kiln needs 0013" in failed(env, "worker", "list")
+    assert "is at 0012, but this Kiln needs 0014" in failed(env, "worker", "list")
     manage(env, "db", "upgrade")
     assert "matches the models" in manage(env, "db", "check").stdout
     assert as_json(env, "db", "current")["up_to_date"] is True
@@ -265,12 +265,15 @@ def test_plugins_and_resource_types(site: Site, tmp_path: pathlib.Path) -> None:
     env = site.env
     plugins = as_json(env, "plugins", "list")
     assert [(p["position"], p["name"], p["enabled"], p["distribution"]) for p in plugins] == [
-        (1, "policy", True, "kiln"), (2, "quota", True, "kiln"), (3, "placement", True, "kiln")]
-    assert "3 lifecycle plugins enabled, in order: policy, quota, placement" in manage(
+        (1, "policy", True, "kiln"), (2, "approval", True, "kiln"), (3, "quota", True, "kiln"),
+        (4, "placement", True, "kiln")]
+    assert {p["tree_scope"] for p in plugins} == {"every"}  # each counts every nested stack
+    assert "4 lifecycle plugins enabled, in order: policy, approval, quota, placement" in manage(
         env, "plugins", "check").stdout
     held = {r["plugin"]: r for r in as_json(env, "plugins", "describe", site.web,
                                              "--tenant", "acme")}
-    assert set(held) == {"policy", "quota", "placement"} and held["quota"]["error"] is None
+    assert set(held) == {"policy", "approval", "quota", "placement"}
+    assert held["quota"]["error"] is None
 
     types = {t["name"]: t for t in as_json(env, "resource-types", "list")}
     assert types["OS::Heat::None"]["distribution"] == "kiln"

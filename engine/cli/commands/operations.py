@@ -1,16 +1,18 @@
-"""``kiln-manage operation list|show|cancel``: the work rows the engines run."""
+"""``kiln-manage operation list|show|cancel|approve|reject``: the work rows the engines
+run, and the approval gates they wait at."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from cliff.command import Command
 
-from engine.cli.base import KilnLister, KilnShowOne, Names, Structured, ago, when
+from engine.cli.base import KilnLister, KilnShowOne, Names, Structured, actor, ago, when
 from engine.clock import utcnow
 from engine.services.operator import OperationRecord
+from engine.vocabulary import Verdict
 
 LIST_FIELDS = ("id", "stack_name", "action", "state", "age", "held_by", "holder_alive",
                "lease_expires_at", "steps_done", "steps_total")
@@ -99,7 +101,46 @@ class OperationCancel(KilnShowOne):
         return _show(self.kiln.operator.cancel_operation(parsed_args.operation))
 
 
+class _Decide(KilnShowOne):
+    decision: ClassVar[Verdict]
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument("operation", help="id or its first characters (4 or more)")
+        parser.add_argument("--comment", default="", help="why; recorded with the decision")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+        operation_id = self.kiln.operator.operation(parsed_args.operation).id
+        record = self.kiln.approvals.decide_operation(operation_id, self.decision,
+                                                      parsed_args.comment, actor())
+        fields = record.as_dict()
+        return tuple(fields), tuple(fields.values())
+
+
+class OperationApprove(_Decide):
+    """Approve an operation parked at an approval gate.
+
+    A worker takes it up at once and calls the next lifecycle plugins. The decision, the
+    operator and the comment are recorded and shown as a stack event."""
+
+    example = 'kiln-manage operation approve 3f2a9c1e --comment "change ticket 4411"'
+    decision = Verdict.APPROVED
+
+
+class OperationReject(_Decide):
+    """Reject an operation parked at an approval gate.
+
+    It fails as a denial does, and the lifecycle plugins already called are called back
+    in reverse order. The decision, the operator and the comment are recorded and shown
+    as a stack event."""
+
+    example = 'kiln-manage operation reject 3f2a9c1e --comment "not in a freeze"'
+    decision = Verdict.REJECTED
+
+
 COMMANDS: dict[str, type[Command]] = {
     "operation list": OperationList, "operation show": OperationShow,
-    "operation cancel": OperationCancel,
+    "operation cancel": OperationCancel, "operation approve": OperationApprove,
+    "operation reject": OperationReject,
 }

@@ -12,7 +12,7 @@ from engine.cli.base import KilnCommand, KilnLister, Structured
 
 PLUGIN_FIELDS = ("position", "name", "enabled", "reason", "entry_point", "distribution",
                  "version", "ordinal", "before", "after", "timeout_seconds", "on_timeout",
-                 "dry_run")
+                 "dry_run", "tree_scope")
 
 
 class PluginsList(KilnLister):
@@ -27,7 +27,7 @@ class PluginsList(KilnLister):
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         rows = [(p.position, p.name, p.enabled, p.reason, p.entry_point, p.distribution,
                  p.version, p.ordinal, ", ".join(p.before), ", ".join(p.after),
-                 p.timeout_seconds, p.on_timeout, p.supports_dry_run)
+                 p.timeout_seconds, p.on_timeout, p.supports_dry_run, p.tree_scope)
                 for p in self.kiln.lifecycle_service.list_plugins()]
         return PLUGIN_FIELDS, rows
 

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import getpass
-import socket
 from typing import Any
 
 from cliff.command import Command
 
-from engine.cli.base import KilnShowOne, when
+from engine.cli.base import KilnShowOne, actor, when
 from engine.services.operator import RESET_STATUSES
-
-
-def actor() -> str:
-    """Who is repairing, as the event will say: the login on the control host."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}"
 
 
 class StackResetState(KilnShowOne):

@@ -16,6 +16,9 @@ The stack is placed as a whole, not resource by resource:
    not yet used by a spread group the set belongs to, while that group still needs more
    racks, are tried first. A rack is refused when the set does not fit on its hosts, or when
    taking it would leave a spread group unable to reach its rack count with the sets left.
+   A group's racks include those its members placed by other stacks of the tree hold
+   (:class:`GroupMember`), and its rack count is ``spread_racks``, or as many racks as its
+   members can reach when they are fewer (more may come with other stacks of the tree).
 3. **Backtracking.** A set that fits no rack sends the search back to try the previous set's
    next rack, up to :data:`SEARCH_LIMIT` further attempts. The reason reported on failure
    is the first dead end met, which is where a plain greedy pass would have stopped.
@@ -67,6 +70,16 @@ class Demand:
 
 
 @dataclasses.dataclass(frozen=True)
+class GroupMember:
+    """A member of a spread group placed by another stack of the same tree: it stays on
+    its rack (its capacity is in ``used``) and counts towards the group's racks."""
+
+    group: str
+    rack: str
+    spread_racks: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Placement:
     resource: str
     type: str
@@ -87,23 +100,51 @@ def format_amounts(amounts: Amounts, units: Sequence[str]) -> str:
 
 def place(racks: Sequence[Rack], units: Sequence[str], used: Mapping[HostKey, Amounts],
           demands: Sequence[Demand], fixed: Mapping[str, HostKey] | None = None, *,
-          limit: int = SEARCH_LIMIT) -> tuple[Placement, ...]:
+          limit: int = SEARCH_LIMIT, elsewhere: Sequence[GroupMember] = ()
+          ) -> tuple[Placement, ...]:
     """Place every demand, or raise :class:`Unplaceable`.
 
     ``used`` is what existing reservations take on each host (other stacks, and on update
     this stack's current ones). ``fixed`` pins demands to the host they already hold; such
-    a demand is already counted in ``used`` and takes nothing more. ``limit`` bounds the
+    a demand is already counted in ``used`` and takes nothing more. ``elsewhere`` are the
+    spread groups' members that other stacks of the tree hold. ``limit`` bounds the
     search (rack attempts). The result is sorted by resource name.
     """
-    return _Search(racks, units, used, demands, dict(fixed or {}), limit).run()
+    return _Search(racks, units, used, demands, dict(fixed or {}), limit, elsewhere).run()
+
+
+def spread_short(placements: Sequence[Placement], demands: Sequence[Demand],
+                 elsewhere: Sequence[GroupMember] = ()) -> dict[str, tuple[int, int]]:
+    """The spread groups that ``placements`` leave on fewer racks than they ask for:
+    group -> (racks used, racks asked), counting the members held ``elsewhere``. Such a
+    group had fewer members (or same_rack_as sets) than racks asked."""
+    asked: dict[str, int] = {}
+    racks: dict[str, set[str]] = defaultdict(set)
+    for member in elsewhere:
+        if member.spread_racks is not None:
+            asked[member.group] = member.spread_racks
+        racks[member.group].add(member.rack)
+    by_name = {placement.resource: placement for placement in placements}
+    groups = set()
+    for demand in demands:
+        if demand.spread_group is None:
+            continue
+        groups.add(demand.spread_group)
+        if demand.spread_racks is not None:
+            asked[demand.spread_group] = demand.spread_racks
+        racks[demand.spread_group].add(by_name[demand.name].rack)
+    return {group: (len(racks[group]), asked[group]) for group in sorted(groups)
+            if len(racks[group]) < asked[group]}
 
 
 class _Search:
     def __init__(self, racks: Sequence[Rack], units: Sequence[str],
                  used: Mapping[HostKey, Amounts], demands: Sequence[Demand],
-                 fixed: dict[str, HostKey], limit: int) -> None:
+                 fixed: dict[str, HostKey], limit: int,
+                 elsewhere: Sequence[GroupMember] = ()) -> None:
         self.racks = tuple(racks)
         self.limit = limit
+        self.elsewhere = tuple(elsewhere)
         self.units = tuple(units)
         self.demands = {demand.name: demand for demand in demands}
         if len(self.demands) != len(demands):
@@ -122,7 +163,12 @@ class _Search:
         self.attempts = 0
         self.first_failure: str | None = None
         self.assigned: dict[str, HostKey] = {}
+        # Per group, how many of its sets (and members elsewhere) each rack holds. The
+        # members elsewhere are counted from the start and never taken back.
         self.group_racks: dict[str, dict[str, int]] = defaultdict(dict)
+        for member in self.elsewhere:
+            counts = self.group_racks[member.group]
+            counts[member.rack] = counts.get(member.rack, 0) + 1
 
     # --- set-up ------------------------------------------------------------------------
 
@@ -172,8 +218,14 @@ class _Search:
         return [tuple(names) for names in members.values()]
 
     def _spread_groups(self) -> dict[str, int]:
+        """The rack count each spread group of the stack must reach: its ``spread_racks``,
+        or the racks its members can reach at most (those it holds elsewhere in the tree,
+        and one per set of its members here) when that is fewer."""
         wanted: dict[str, int] = {}
         members: dict[str, list[str]] = defaultdict(list)
+        for member in self.elsewhere:
+            if member.spread_racks is not None:
+                wanted.setdefault(member.group, member.spread_racks)
         for name in sorted(self.demands):
             demand = self.demands[name]
             if demand.spread_group is None:
@@ -186,6 +238,7 @@ class _Search:
                 raise Unplaceable(f"spread group '{group}' is given different spread_racks "
                                   f"({wanted[group]} and {demand.spread_racks})")
             wanted[group] = demand.spread_racks
+        counts: dict[str, int] = {}
         for group in sorted(members):
             names = members[group]
             if group not in wanted:
@@ -195,17 +248,9 @@ class _Search:
             if count > len(self.racks):
                 raise Unplaceable(f"spread group '{group}' asks for {count} racks; the "
                                   f"inventory has {len(self.racks)}")
-            if count > len(names):
-                raise Unplaceable(f"spread group '{group}' asks for {count} racks but has "
-                                  f"only {len(names)} member{'s' * (len(names) > 1)} "
-                                  f"({_names(names)})")
             sets = sum(1 for group_set in self.sets if set(group_set) & set(names))
-            if count > sets:
-                raise Unplaceable(f"spread group '{group}' asks for {count} racks but "
-                                  f"same_rack_as binds its members ({_names(names)}) to "
-                                  f"at most {sets}")
-        return wanted
-
+            counts[group] = min(count, len(self.group_racks[group]) + sets)
+        return counts
     def _check_fixed(self) -> None:
         for members in self.sets:
             pinned = sorted({self.fixed[name][0] for name in members if name in self.fixed})

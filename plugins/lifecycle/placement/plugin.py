@@ -5,10 +5,15 @@ given a rack and a host from the inventory file, honouring the stack's ``same_ra
 ``spread_group`` hints and what other stacks already hold; a stack that cannot be placed
 is denied with the reason. The placements are reserved in the plugin's own table and
 released when the stack goes away. See ``specs/lifecycle-placement.rst``.
+
+A nested stack is placed by its own operation's pre-op, like any stack, against every
+reservation (its tree's included); a spread group is the tree's, so the members other
+stacks of the tree hold count towards its racks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,7 +25,15 @@ from engine.lifecycle.base import Denied, LifecyclePlugin, PluginServices, Trans
 from engine.lifecycle.view import StackView
 from engine.vocabulary import Action
 from plugins.lifecycle.placement import store
-from plugins.lifecycle.placement.algorithm import Demand, HostKey, Placement, Unplaceable, place
+from plugins.lifecycle.placement.algorithm import (
+    Demand,
+    GroupMember,
+    HostKey,
+    Placement,
+    Unplaceable,
+    place,
+    spread_short,
+)
 from plugins.lifecycle.placement.hints import (
     StackDemands,
     StackError,
@@ -91,46 +104,48 @@ class PlacementPlugin(LifecyclePlugin):
             wanted = stack_demands(target, self._inventory.types)
         except StackError as exc:
             raise Denied(str(exc)) from None
-        warning = _warning(wanted)
         if stack.dry_run or target.dry_run:
             with self._database.read() as session:
-                self._plan(session, stack.id, action, wanted.demands)
-            return warning
+                plan = self._plan(session, stack, action, wanted.demands)
+            return _warning(wanted, plan.short)
         with self._database.transaction() as session:
             store.lock(session)
             existing = store.of_stack(session, stack.id)
             if action in CREATING and existing:
-                return warning  # a repeated call: the first one reserved
+                return _warning(wanted)  # a repeated call: the first one reserved
             if action in UPDATING:
                 if any(row.state == store.PENDING and row.action == action
                        for row in existing):
-                    return warning  # a repeated call: the first one reserved
+                    return _warning(wanted)  # a repeated call: the first one reserved
                 # Pending rows of another action belong to an update this one supersedes
                 # (a rollback after a failed update whose post-op has not run yet).
                 store.release_pending(session, stack.id)
-            placements, kept = self._plan(session, stack.id, action, wanted.demands)
+            plan = self._plan(session, stack, action, wanted.demands)
             state = store.HELD if action in CREATING else store.PENDING
+            demands = {demand.name: demand for demand in wanted.demands}
             assert self._clock is not None
             store.insert(session, [
                 store.Reservation(
                     stack_id=stack.id, resource_name=placement.resource, state=state,
                     action=action, tenant_id=stack.tenant_id,
                     resource_type=placement.type, rack=placement.rack, host=placement.host,
-                    amounts=placement.amounts)
-                for placement in placements if placement.resource not in kept],
+                    amounts=placement.amounts, root_stack_id=stack.root_stack_id,
+                    spread_group=demands[placement.resource].spread_group,
+                    spread_racks=demands[placement.resource].spread_racks)
+                for placement in plan.placements if placement.resource not in plan.kept],
                 self._clock())
-        return warning
+        return _warning(wanted, plan.short)
 
-    def _plan(self, session: Any, stack_id: str, action: str, demands: tuple[Demand, ...],
-              ) -> tuple[tuple[Placement, ...], frozenset[str]]:
-        """Place ``demands`` against the current reservations; on an update, resources
-        that keep their type and amounts keep their host. Returns the placements and the
-        names of the kept ones. Raises Denied."""
+    def _plan(self, session: Any, stack: StackView, action: str,
+              demands: tuple[Demand, ...]) -> _Plan:
+        """Place ``demands`` against the current reservations and the spread groups'
+        members that the stack's tree holds elsewhere; on an update, resources that keep
+        their type and amounts keep their host. Raises Denied."""
         inventory = self._inventory
         assert inventory is not None
         fixed: dict[str, HostKey] = {}
         if action in UPDATING:
-            held = {row.resource_name: row for row in store.of_stack(session, stack_id)
+            held = {row.resource_name: row for row in store.of_stack(session, stack.id)
                     if row.state == store.HELD}
             hosts = inventory.hosts()
             for demand in demands:
@@ -139,12 +154,14 @@ class PlacementPlugin(LifecyclePlugin):
                         and dict(row.amounts) == dict(demand.amounts)
                         and (row.rack, row.host) in hosts):
                     fixed[demand.name] = (row.rack, row.host)
+        elsewhere = _members_elsewhere(session, stack, demands)
         try:
             placements = place(inventory.racks, inventory.units, store.usage(session),
-                               demands, fixed)
+                               demands, fixed, elsewhere=elsewhere)
         except Unplaceable as exc:
             raise Denied(str(exc)) from None
-        return placements, frozenset(fixed)
+        return _Plan(placements, frozenset(fixed),
+                      spread_short(placements, demands, elsewhere))
 
     # --- post-op -------------------------------------------------------------------------
 
@@ -168,6 +185,8 @@ class PlacementPlugin(LifecyclePlugin):
                 else:
                     keep = placed_names(current_stack, self._inventory.types)
                     store.commit_pending(session, stack.id, action, keep)
+                    store.label_groups(session, stack.id, _groups(current_stack,
+                                                                  self._inventory.types))
         elif (action in RELEASING or action == Action.ROLLBACK) and not is_stack_failure:
             # A ROLLBACK without current_stack undoes a create: the resources are gone.
             with self._database.transaction() as session:
@@ -197,8 +216,45 @@ def _describe(row: store.Reservation) -> Mapping[str, Any]:
             "host": row.host, "amounts": dict(row.amounts), "state": row.state}
 
 
-def _warning(wanted: StackDemands) -> Warn | None:
-    if not wanted.ignored_hints:
-        return None
-    names = ", ".join(f"'{name}'" for name in wanted.ignored_hints)
-    return Warn(f"placement hints ignored on {names}: their types are not placed")
+def _members_elsewhere(session: Any, stack: StackView, demands: tuple[Demand, ...]
+                       ) -> tuple[GroupMember, ...]:
+    """The members of this stack's spread groups that other stacks of its tree hold."""
+    groups = {demand.spread_group for demand in demands if demand.spread_group is not None}
+    if not groups:
+        return ()
+    return tuple(GroupMember(group=row.spread_group, rack=row.rack,
+                             spread_racks=row.spread_racks)
+                 for row in store.tree_groups(session, stack.root_stack_id, stack.id)
+                 if row.spread_group in groups)
+
+
+def _groups(stack: StackView, types: Mapping[str, Any]
+            ) -> dict[str, tuple[str | None, int | None]]:
+    """Each placed resource's spread group and rack count, as its hints now say (a
+    resource an update kept on its host may have changed group)."""
+    try:
+        demands = stack_demands(stack, types).demands
+    except StackError:
+        return {}  # the pre-op read them; a stack that changed since keeps its labels
+    return {demand.name: (demand.spread_group, demand.spread_racks) for demand in demands}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    placements: tuple[Placement, ...]
+    kept: frozenset[str]  # resources an update leaves on their host
+    short: Mapping[str, tuple[int, int]]  # spread_short's groups
+
+
+def _warning(wanted: StackDemands, short: Mapping[str, tuple[int, int]] | None = None
+             ) -> Warn | None:
+    messages = []
+    if wanted.ignored_hints:
+        names = ", ".join(f"'{name}'" for name in wanted.ignored_hints)
+        messages.append(f"placement hints ignored on {names}: their types are not placed")
+    for group, (used, asked) in (short or {}).items():
+        # Not a denial: another stack of the tree (a group's member, a provider
+        # template) may bring the members that spread it further.
+        messages.append(f"spread group '{group}' asks for {asked} racks but its members "
+                        f"so far can use only {used}")
+    return Warn("; ".join(messages)) if messages else None

@@ -5,12 +5,16 @@ and ``pending`` for one an update's pre-op reserved: it becomes ``held`` when th
 succeeds and is deleted when it fails, so during an update a changed resource has both
 rows, and both count (the old resource exists until the update replaces it).
 
+Each row names the root of its stack's tree of nested stacks (the stack itself for a
+top-level one) and the spread group its resource belongs to, so that a stack of the tree
+spreads a group over racks together with the members the tree's other stacks hold.
+
 Amounts are a JSON object (unit -> whole number) because units are the operator's to
 name. Usage is summed in Python: the table holds one row per placed resource in the whole
 deployment, which is small.
 
-The migration ``0004_lifecycle_placement`` creates exactly this table; every constraint
-is named here so the two can be compared.
+The migration ``0004_lifecycle_placement`` creates this table and ``0014_lifecycle_trees``
+adds the tree's columns; every constraint is named here so the result can be compared.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     DateTime,
+    Index,
     Integer,
     MetaData,
     PrimaryKeyConstraint,
@@ -60,12 +65,16 @@ RESERVATIONS = Table(
     Column("host", String(255), nullable=False),
     Column("amounts", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("root_stack_id", String(36), nullable=False),
+    Column("spread_group", String(255), nullable=True),
+    Column("spread_racks", Integer, nullable=True),
     PrimaryKeyConstraint("id", name="pk_lifecycle_placement_reservations"),
     # Its leading column serves the lookups by stack, so no separate stack_id index.
     UniqueConstraint("stack_id", "resource_name", "state",
                      name="uq_lifecycle_placement_reservations_stack_resource_state"),
     CheckConstraint("state IN ('held', 'pending')",
                     name="ck_lifecycle_placement_reservations_state"),
+    Index("ix_lifecycle_placement_reservations_root_stack_id", "root_stack_id"),
 )
 
 
@@ -80,6 +89,13 @@ class Reservation:
     rack: str
     host: str
     amounts: Mapping[str, int]
+    root_stack_id: str = ""  # "" for the stack itself (a top-level stack)
+    spread_group: str | None = None
+    spread_racks: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.root_stack_id:
+            object.__setattr__(self, "root_stack_id", self.stack_id)
 
 
 def lock(session: Any) -> None:
@@ -109,11 +125,27 @@ def of_stack(session: Any, stack_id: str, resource_name: str | None = None
     if resource_name is not None:
         query = query.where(RESERVATIONS.c.resource_name == resource_name)
     rows = session.execute(query.order_by(RESERVATIONS.c.resource_name, RESERVATIONS.c.state))
-    return [Reservation(stack_id=row.stack_id, resource_name=row.resource_name,
-                        state=row.state, action=row.action, tenant_id=row.tenant_id,
-                        resource_type=row.resource_type, rack=row.rack, host=row.host,
-                        amounts=dict(row.amounts or {}))
-            for row in rows]
+    return [_reservation(row) for row in rows]
+
+
+def tree_groups(session: Any, root_stack_id: str, excluding: str) -> list[Reservation]:
+    """The reservations of the spread groups' members that the stacks of a tree other
+    than ``excluding`` hold, by stack and resource; a resource being updated counts on
+    both racks (the old one exists until the update replaces it)."""
+    rows = session.execute(select(RESERVATIONS).where(
+        RESERVATIONS.c.root_stack_id == root_stack_id,
+        RESERVATIONS.c.stack_id != excluding,
+        RESERVATIONS.c.spread_group.is_not(None)).order_by(
+        RESERVATIONS.c.stack_id, RESERVATIONS.c.resource_name, RESERVATIONS.c.state))
+    return [_reservation(row) for row in rows]
+
+
+def _reservation(row: Any) -> Reservation:
+    return Reservation(stack_id=row.stack_id, resource_name=row.resource_name,
+                       state=row.state, action=row.action, tenant_id=row.tenant_id,
+                       resource_type=row.resource_type, rack=row.rack, host=row.host,
+                       amounts=dict(row.amounts or {}), root_stack_id=row.root_stack_id,
+                       spread_group=row.spread_group, spread_racks=row.spread_racks)
 
 
 def insert(session: Any, reservations: Iterable[Reservation],
@@ -153,3 +185,12 @@ def commit_pending(session: Any, stack_id: str, action: str, keep: Iterable[str]
     session.execute(update(RESERVATIONS).where(
         RESERVATIONS.c.stack_id == stack_id, RESERVATIONS.c.state == PENDING,
         RESERVATIONS.c.action == action).values(state=HELD))
+
+
+def label_groups(session: Any, stack_id: str,
+                 groups: Mapping[str, tuple[str | None, int | None]]) -> None:
+    """Set the spread group and rack count of the stack's held rows, by resource."""
+    for name, (group, racks) in groups.items():
+        session.execute(update(RESERVATIONS).where(
+            RESERVATIONS.c.stack_id == stack_id, RESERVATIONS.c.resource_name == name,
+            RESERVATIONS.c.state == HELD).values(spread_group=group, spread_racks=racks))

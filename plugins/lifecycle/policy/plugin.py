@@ -1,9 +1,11 @@
-"""The ``policy`` lifecycle plugin: operator rules on what a stack may contain.
+"""The ``policy`` lifecycle plugin: operator rules on what a stack may contain and on
+what an operation is planned to do to it.
 
 Rules come from the YAML file named by ``[lifecycle_policy] rules_file`` (see
 ``loader.py`` and ``etc/kiln/policy.yaml.example``); with no file every operation is
-allowed. The plugin keeps no state: a pre-op judges the stack the operation builds, a
-post-op has nothing to undo, so repeated calls after a worker crash give the same answer.
+allowed. The plugin keeps no state: a pre-op judges the stack the operation builds and
+its planned changes at the clock's time, a post-op has nothing to undo, so repeated calls
+after a worker crash give the same answer (a time window may have opened or closed).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
-from engine.lifecycle.base import Denied, LifecyclePlugin, PluginServices, Warn
+from engine.clock import Clock
+from engine.lifecycle.base import Denied, LifecyclePlugin, Pending, PluginServices, Warn
 from plugins.lifecycle.policy.evaluate import evaluate, render
 from plugins.lifecycle.policy.loader import load_rules
-from plugins.lifecycle.policy.rules import DENY, Rule
+from plugins.lifecycle.policy.rules import DENY, SOFT, WARN, Rule
 
 if TYPE_CHECKING:
     from engine.context import RequestContext
@@ -45,29 +48,40 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
 
 
 class PolicyPlugin(LifecyclePlugin):
-    """Denies or warns about stacks that break the operator's rules."""
+    """Denies, holds for approval (soft) or warns about operations that break the
+    operator's rules."""
 
     supports_dry_run = True  # judging reserves nothing, so a dry run is a normal run
 
     def __init__(self) -> None:
         self.rules: tuple[Rule, ...] = ()
+        self.clock: Clock | None = None  # Kiln's, from configure
 
     def configure(self, services: PluginServices) -> None:
         services.conf.register_opts(OPTS, group=GROUP)
         self.rules = load_rules(str(services.conf[GROUP].rules_file or ""))
+        self.clock = services.clock
 
     def do_pre_op(self, cnxt: RequestContext, stack: StackView,
                   current_stack: StackView | None = None,
-                  action: str | None = None) -> Warn | None:
-        # On UPDATE (and its ROLLBACK) the stack being built is current_stack; on every
-        # other action the stored stack is the one the operation acts on.
-        subject = current_stack if current_stack is not None else stack
-        findings = evaluate(self.rules, subject, action or stack.action)
-        denials = [finding for finding in findings if finding.rule.effect == DENY]
-        if denials:
-            raise Denied(render(denials))
-        if findings:
-            return Warn(render(findings))
+                  action: str | None = None) -> Warn | Pending | None:
+        assert self.clock is not None, "configure() is called before any pre-op"
+        findings = evaluate(self.rules, stack, action or stack.action, self.clock(),
+                            current_stack=current_stack)
+        by_effect = {effect: [f for f in findings if f.rule.effect == effect]
+                     for effect in (DENY, SOFT, WARN)}
+        # The strongest verdict wins. A denial names only the deny rules: the tenant must
+        # fix those first. A soft failure also names the warnings, since the person who
+        # approves it decides for the whole operation.
+        if by_effect[DENY]:
+            raise Denied(render(by_effect[DENY]))
+        if by_effect[SOFT]:
+            message = f"approval needed to override {render(by_effect[SOFT])}"
+            if by_effect[WARN]:
+                message += f" (warnings: {render(by_effect[WARN])})"
+            return Pending(message, override=True)
+        if by_effect[WARN]:
+            return Warn(render(by_effect[WARN]))
         return None
 
     def do_post_op(self, cnxt: RequestContext, stack: StackView,

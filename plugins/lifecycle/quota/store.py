@@ -2,9 +2,11 @@
 
 One row per stack that holds quota, so every write is "set this stack's row to these
 values" (repeating it changes nothing) and a tenant's usage is a ``COUNT``/``SUM`` over
-its rows. The table is the plugin's own: no foreign key to ``stacks``, so the plugin
-never depends on the engine's schema and can be disabled without leaving constraints
-behind.
+its rows. Each row names the root of its stack's tree of nested stacks (itself for a
+top-level stack): the tenant's stacks are its rows that are their own root, and a tree's
+resources the sum over the rows naming that root. The table is the plugin's own: no
+foreign key to ``stacks``, so the plugin never depends on the engine's schema and can be
+disabled without leaving constraints behind.
 
 Serialising decisions. Two pre-ops for one tenant must not both take the last slot, so
 every write first takes a per-tenant lock and only then reads the tenant's usage:
@@ -34,13 +36,16 @@ from engine.lifecycle.base import Transactions
 
 METADATA = sa.MetaData()
 
-# NOTE: migrations/versions/0003_lifecycle_quota.py creates exactly this table; change
-# both together (the migration test compares them).
+# NOTE: migrations/versions/0003_lifecycle_quota.py creates this table and
+# 0014_lifecycle_trees.py adds root_stack_id; change them together (the migration test
+# compares the result with this definition).
 USAGE = sa.Table(
     "lifecycle_quota_usage",
     METADATA,
     sa.Column("stack_id", sa.String(36), nullable=False),
     sa.Column("tenant_id", sa.String(36), nullable=False),
+    # The top-level stack of the stack's tree; the stack itself when it is one.
+    sa.Column("root_stack_id", sa.String(36), nullable=False),
     # What the stack holds once no operation is in flight.
     sa.Column("resources", sa.Integer(), nullable=False),
     # Held on top of ``resources`` while an update that grows the stack runs.
@@ -50,6 +55,7 @@ USAGE = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint("stack_id", name="pk_lifecycle_quota_usage"),
     sa.Index("ix_lifecycle_quota_usage_tenant_id", "tenant_id"),
+    sa.Index("ix_lifecycle_quota_usage_root_stack_id", "root_stack_id"),
 )
 
 # First key of the two-key advisory lock: keeps these locks apart from any other user of
@@ -59,10 +65,20 @@ _LOCK_NAMESPACE = 0x4B514C31  # "KQL1"
 
 @dataclasses.dataclass(frozen=True)
 class Usage:
-    """What a set of stacks holds: the number of stacks and their resources."""
+    """What a set of stacks holds: the number of top-level stacks (trees) and the
+    resources of all of them, nested ones included."""
 
     stacks: int
     resources: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Others:
+    """What the tenant's stacks other than the one being decided hold, and how many of
+    those resources are in its own tree (its root and the stacks nested in it)."""
+
+    tenant: Usage
+    tree_resources: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +87,7 @@ class StackUsage:
 
     stack_id: str
     tenant_id: str
+    root_stack_id: str
     resources: int
     pending_resources: int
     action: str
@@ -86,7 +103,16 @@ class Holding:
 
 
 #: Called with the usage of the tenant's *other* stacks; raises to refuse.
-Decide = Callable[[Usage], None]
+Decide = Callable[[Others], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Place:
+    """A stack's row key: the stack, its tenant and the root of its tree."""
+
+    stack_id: str
+    tenant_id: str
+    root_stack_id: str
 
 
 class QuotaStore:
@@ -95,26 +121,29 @@ class QuotaStore:
         self._database = database
         self._clock = clock
 
-    def reserve(self, stack_id: str, tenant_id: str, action: str, holding: Holding,
-                decide: Decide, *, dry_run: bool = False) -> None:
+    def reserve(self, place: Place, action: str, holding: Holding, decide: Decide, *,
+                dry_run: bool = False) -> None:
         """Lock the tenant, let ``decide`` judge the other stacks' usage, then set this
         stack's row to ``holding``. Nothing is written if ``decide`` raises or on a dry run
-        (which reads without locking: it reserves nothing, so it serialises nothing)."""
+        (which reads without locking: it reserves nothing, so it serialises nothing).
+
+        The tenant's lock also serialises the stacks of one tree: they are all the
+        tenant's."""
         if dry_run:
             with self._database.read() as session:
-                decide(_usage(session, tenant_id, excluding=stack_id))
+                decide(_others(session, place))
             return
         with self._database.transaction() as session:
-            _lock_tenant(session, tenant_id)
-            decide(_usage(session, tenant_id, excluding=stack_id))
-            self._put(session, stack_id, tenant_id, action, holding)
+            _lock_tenant(session, place.tenant_id)
+            decide(_others(session, place))
+            self._put(session, place, action, holding)
 
-    def settle(self, stack_id: str, tenant_id: str, action: str, holding: Holding) -> None:
+    def settle(self, place: Place, action: str, holding: Holding) -> None:
         """Set this stack's row to ``holding`` without a decision (post-op: record what
         the stack holds now)."""
         with self._database.transaction() as session:
-            _lock_tenant(session, tenant_id)
-            self._put(session, stack_id, tenant_id, action, holding)
+            _lock_tenant(session, place.tenant_id)
+            self._put(session, place, action, holding)
 
     def release(self, stack_id: str, tenant_id: str) -> None:
         """Remove this stack's row; a row already gone is fine."""
@@ -132,25 +161,31 @@ class QuotaStore:
         if row is None:
             return None
         return StackUsage(stack_id=row.stack_id, tenant_id=row.tenant_id,
-                          resources=row.resources, pending_resources=row.pending_resources,
-                          action=row.action, updated_at=_aware(row.updated_at))
+                          root_stack_id=row.root_stack_id, resources=row.resources,
+                          pending_resources=row.pending_resources, action=row.action,
+                          updated_at=_aware(row.updated_at))
 
     def tenant(self, tenant_id: str) -> Usage:
         with self._database.read() as session:
             return _usage(session, tenant_id, excluding=None)
 
-    def _put(self, session: Session, stack_id: str, tenant_id: str, action: str,
-             holding: Holding) -> None:
-        values = {"tenant_id": tenant_id, "resources": holding.resources,
+    def tree(self, root_stack_id: str) -> int:
+        """The resources a tree holds: its root's and every nested stack's."""
+        with self._database.read() as session:
+            return _tree_resources(session, root_stack_id, excluding=None)
+
+    def _put(self, session: Session, place: Place, action: str, holding: Holding) -> None:
+        values = {"tenant_id": place.tenant_id, "root_stack_id": place.root_stack_id,
+                  "resources": holding.resources,
                   "pending_resources": holding.pending_resources, "action": action,
                   "updated_at": self._clock().astimezone(datetime.UTC)}
         # Update-then-insert is race free here: the tenant lock is held, and one stack
         # id always belongs to one tenant.
         # (Through the connection: its result is typed with the row count.)
         updated = session.connection().execute(
-            sa.update(USAGE).where(USAGE.c.stack_id == stack_id).values(**values))
+            sa.update(USAGE).where(USAGE.c.stack_id == place.stack_id).values(**values))
         if updated.rowcount == 0:
-            session.execute(sa.insert(USAGE).values(stack_id=stack_id, **values))
+            session.execute(sa.insert(USAGE).values(stack_id=place.stack_id, **values))
 
 
 def lock_keys(tenant_id: str) -> tuple[int, int]:
@@ -168,15 +203,34 @@ def _lock_tenant(session: Session, tenant_id: str) -> None:
             sa.cast(namespace, sa.Integer), sa.cast(key, sa.Integer))))
 
 
+_HELD = USAGE.c.resources + USAGE.c.pending_resources
+
+
 def _usage(session: Session, tenant_id: str, *, excluding: str | None) -> Usage:
+    # A nested stack's row counts its resources, not a stack: a tree is one stack.
+    top_level = sa.case((USAGE.c.stack_id == USAGE.c.root_stack_id, 1), else_=0)
     query = sa.select(
-        sa.func.count(),
-        sa.func.coalesce(sa.func.sum(USAGE.c.resources + USAGE.c.pending_resources), 0),
+        sa.func.coalesce(sa.func.sum(top_level), 0),
+        sa.func.coalesce(sa.func.sum(_HELD), 0),
     ).where(USAGE.c.tenant_id == tenant_id)
     if excluding is not None:
         query = query.where(USAGE.c.stack_id != excluding)
     stacks, resources = session.execute(query).one()
     return Usage(stacks=int(stacks), resources=int(resources))
+
+
+def _tree_resources(session: Session, root_stack_id: str, *, excluding: str | None) -> int:
+    query = sa.select(sa.func.coalesce(sa.func.sum(_HELD), 0)).where(
+        USAGE.c.root_stack_id == root_stack_id)
+    if excluding is not None:
+        query = query.where(USAGE.c.stack_id != excluding)
+    return int(session.execute(query).scalar_one())
+
+
+def _others(session: Session, place: Place) -> Others:
+    return Others(tenant=_usage(session, place.tenant_id, excluding=place.stack_id),
+                  tree_resources=_tree_resources(session, place.root_stack_id,
+                                                 excluding=place.stack_id))
 
 
 def _aware(value: datetime.datetime) -> datetime.datetime:

@@ -1,7 +1,8 @@
 """``POST /validate`` and ``POST /stacks/preview`` through the real python-heatclient and
 ``openstack`` CLI: Heat's shapes, hidden values masked everywhere, the create path's 400s,
 and the lifecycle plugins' dry-run verdicts (a warning is reported; a denial is a 400 on
-which heatclient raises and the CLI exits non-zero with the plugin's message)."""
+which heatclient raises and the CLI exits non-zero with the plugin's message, as it does
+for the create itself, refused at the door)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from tests.functional import servers, templates
 from tests.functional.conftest import heat_for, unique
 
 SECRET = "hush-hush-42"
-# Built-in plugins in pre-op order: by ordinal (policy 10, quota 20, placement 50).
-PLUGINS = ["policy", "quota", "placement"]
+# Built-in plugins in pre-op order: by ordinal (policy 10, approval 15, quota 20, placement 50).
+PLUGINS = ["policy", "approval", "quota", "placement"]
 
 SECRETIVE = """\
 heat_template_version: 2018-08-31
@@ -392,12 +393,53 @@ def test_a_denial_fails_the_request_and_a_warning_is_reported(strict: servers.Ki
         heat.stacks.validate(template=templates.FAILING)  # 3 resources, no Random
     assert str(refused.value).startswith("ERROR: Lifecycle plugin quota denied CREATE: ")
     warned = heat.stacks.validate(template=ONE)  # policy warns: no owner tag
-    assert verdicts(warned["lifecycle"]) == {"policy": "warn", "quota": "allow",
-                                             "placement": "allow"}
+    assert verdicts(warned["lifecycle"]) == {"policy": "warn", "approval": "allow",
+                                             "quota": "allow", "placement": "allow"}
     small = heat.stacks.preview(stack_name=name, tags="owner=me", template=ONE).to_dict()
     assert verdicts(small["lifecycle"]) == dict.fromkeys(PLUGINS, "allow")
 
     # Dry runs reserve nothing: the create the preview judged fails only as it said.
+    assert list(heat.stacks.list()) == []
+
+
+GROUP_OF = """\
+heat_template_version: 2018-08-31
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def: {type: member.yaml}
+"""
+MEMBER = "heat_template_version: 2018-08-31\nresources:\n  leaf: {type: %s}\n"
+
+
+def test_a_preview_descends_into_nested_stacks_and_refuses_a_denied_one(
+        strict: servers.Kiln) -> None:
+    heat = heat_for(strict, servers.new_tenant(strict.env, unique("tree-")))
+
+    shown = heat.stacks.preview(stack_name="web", tags="owner=me", template=GROUP_OF,
+                                files={"member.yaml": MEMBER % "OS::Heat::None"}).to_dict()
+    # Heat's shape: the group is the list of its stack's resources, each member the list
+    # of its own.
+    [[[first], [second]]] = shown["resources"]
+    assert (first["resource_name"], first["stack_name"], second["stack_name"]) == (
+        "leaf", "web-group-0", "web-group-1")
+    levels = [(r.get("path"), r["plugin"], r["verdict"]) for r in shown["lifecycle"]]
+    assert levels[:5] == [(None, "policy", "allow"), (None, "approval", "allow"),
+                          (None, "quota", "allow"), (None, "placement", "allow"),
+                          ("group", "policy", "warn")]
+    assert [path for path, _, _ in levels[4:]] == [
+        *["group"] * 4, *["group/0"] * 4, *["group/1"] * 4]
+
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.preview(stack_name="web", tags="owner=me", template=GROUP_OF,
+                            files={"member.yaml": MEMBER % "OS::Heat::RandomString"})
+    assert refused.value.error["error"]["type"] == "LifecycleDenied"
+    assert [refusal.split(": ")[0] for refusal in
+            refused.value.error["error"]["message"].split("; ")] == [
+        "Lifecycle plugin policy denied CREATE of nested stack group/0",
+        "Lifecycle plugin policy denied CREATE of nested stack group/1"]
     assert list(heat.stacks.list()) == []
 
 
@@ -426,7 +468,11 @@ def test_a_denial_fails_the_cli_with_the_plugins_message(
                               "--parameter", "size=1", unique("cli"))
     validated = run_openstack(env, "orchestration", "template", "validate",
                               "-t", str(template))
+    # The create itself is refused at the door ([lifecycle_plugins] check_at_the_door).
+    created = run_openstack(env, "stack", "create", "-t", str(template),
+                            "--parameter", "size=1", unique("cli"))
 
-    for result in (previewed, validated):
+    for result in (previewed, validated, created):
         assert result.returncode != 0, result.stdout
         assert "Lifecycle plugin policy denied CREATE: no-random" in result.stderr
+    assert list(heat_for(strict, creds).stacks.list()) == []  # nothing was stored

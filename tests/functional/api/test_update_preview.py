@@ -22,7 +22,7 @@ from tests.functional import servers
 from tests.functional.conftest import heat_for, unique, wait_for_status
 
 CATEGORIES = ["added", "deleted", "replaced", "unchanged", "updated"]
-PLUGINS = ["policy", "quota", "placement"]  # the built-in plugins, in pre-op order
+PLUGINS = ["policy", "approval", "quota", "placement"]  # the built-ins, in pre-op order
 OLD_SECRET, NEW_SECRET = "old-secret-4711", "new-secret-0815"
 
 # a and its users: b (its attribute, replaced on any change), e (its attribute, changed in

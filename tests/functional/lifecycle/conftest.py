@@ -55,10 +55,16 @@ class PluginKiln:
         self._calls_log = calls_log
 
     def calls(self, stack_id: str) -> list[dict[str, Any]]:
+        return [call for call in self._all() if call["stack_id"] == stack_id]
+
+    def calls_named(self, stack_name: str) -> list[dict[str, Any]]:
+        """By name: a create refused at the door leaves no id to look for."""
+        return [call for call in self._all() if call["stack_name"] == stack_name]
+
+    def _all(self) -> list[dict[str, Any]]:
         if not self._calls_log.exists():
             return []
-        lines = self._calls_log.read_text().splitlines()
-        return [call for call in map(json.loads, lines) if call["stack_id"] == stack_id]
+        return [json.loads(line) for line in self._calls_log.read_text().splitlines()]
 
 
 def plugin_environment(root: pathlib.Path, site: pathlib.Path) -> dict[str, str]:

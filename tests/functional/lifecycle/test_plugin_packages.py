@@ -46,8 +46,9 @@ def test_the_admin_cli_lists_third_party_plugins_in_call_order(
     listed = json.loads(servers.manage(env, "plugins", "list", "--format", "json").stdout)
 
     assert [(p["position"], p["name"], p["ordinal"], p["enabled"]) for p in listed] == [
-        (1, "policy", 10, True), (2, "audit", 5, True), (3, "quota", 20, True),
-        (4, "gate", 60, True), (5, "placement", 50, True), (6, "hang", 70, True)]
+        (1, "policy", 10, True), (2, "audit", 5, True), (3, "approval", 15, True),
+        (4, "quota", 20, True), (5, "gate", 60, True), (6, "placement", 50, True),
+        (7, "hang", 70, True)]
     audit = listed[1]
     assert (audit["after"], audit["distribution"], audit["version"], audit["entry_point"]) == (
         "policy", "kiln-test-lifecycle", "1.0", "kiln_test_lifecycle.plugins:Audit")

@@ -2,7 +2,10 @@
 kiln-all with the built-in plugins and a pip-installed third-party package.
 
 Installed order (ordinals, refined by before/after): policy 10, audit 5 after policy,
-quota 20, gate 60 before placement, placement 50, hang 70.
+quota 20, gate 60 before placement, placement 50, hang 70. Those that support dry runs
+(policy, audit, quota, placement) are also asked at the door of each create and update
+(``[lifecycle_plugins] check_at_the_door``, on by default); gate and hang are asked by
+the worker only, so their denials and timeouts are the worker's.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import urllib.request
 from typing import Any
 
 import pytest
+from heatclient import exc as heat_exc
 
 from tests.functional import servers
 from tests.functional.conftest import heat_for, settled_events, unique, wait_for_status
 from tests.functional.lifecycle.conftest import PluginKiln
 
-ORDER = ["policy", "audit", "quota", "gate", "placement", "hang"]
+ORDER = ["policy", "audit", "approval", "quota", "gate", "placement", "hang"]
 
 
 def none_stack(count: int) -> str:
@@ -81,8 +85,13 @@ def test_a_create_calls_every_plugin_in_order_then_post_ops_in_reverse(
     assert [r["plugin"] for r in post] == ORDER[::-1]
     assert {(r["verdict"], r["is_stack_failure"]) for r in post} == {("done", False)}
     assert all(isinstance(r["duration_ms"], int) for r in pre + post)
-    # The plugins' own account agrees, and they saw the resources and the final status.
-    own = plugin_kiln.calls(stack_id)
+    # The plugins' own account agrees, and they saw the resources and the final status;
+    # audit, which supports dry runs, was first asked at the door, before the create was
+    # stored, with the id the stack then got.
+    door, *own = plugin_kiln.calls(stack_id)
+    assert (door["plugin"], door["phase"], door["action"], door["dry_run"]) == (
+        "audit", "pre", "CREATE", True)
+    assert {c["dry_run"] for c in own} == {False}
     assert [(c["plugin"], c["phase"]) for c in own] == [
         ("audit", "pre"), ("gate", "pre"), ("hang", "pre"),
         ("hang", "post"), ("gate", "post"), ("audit", "post")]
@@ -102,8 +111,9 @@ def test_a_denied_create_touches_nothing_and_unwinds_in_reverse(
         f"Lifecycle plugin gate pre-op CREATE: deny: gate closed for {name}")
     assert heat.resources.list(stack_id) == []
     assert [(r["plugin"], r["verdict"]) for r in pre] == [
-        ("policy", "allow"), ("audit", "allow"), ("quota", "allow"), ("gate", "deny")]
-    assert [r["plugin"] for r in post] == ["gate", "quota", "audit", "policy"]
+        ("policy", "allow"), ("audit", "allow"), ("approval", "allow"), ("quota", "allow"),
+        ("gate", "deny")]
+    assert [r["plugin"] for r in post] == ["gate", "quota", "approval", "audit", "policy"]
     assert {r["is_stack_failure"] for r in post} == {True}
     own = plugin_kiln.calls(stack_id)
     assert "hang" not in {c["plugin"] for c in own}
@@ -151,13 +161,21 @@ def test_warnings_are_recorded_and_the_create_goes_on(heat: Any) -> None:
     assert verdicts["policy"][0] == "warn" and "big-stack" in verdicts["policy"][1]
 
 
-def test_policy_rules_deny_with_the_rule_named(heat: Any) -> None:
-    _, stack_id = create(heat, typed_stack("OS::Heat::Value", 4, "{value: 1}"))
-    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+def test_a_create_a_policy_rule_denies_is_refused_at_the_door_and_nothing_stored(
+        plugin_kiln: PluginKiln, heat: Any) -> None:
+    name = unique("s")
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.create(stack_name=name,
+                           template=typed_stack("OS::Heat::Value", 4, "{value: 1}"))
 
-    assert stack.stack_status_reason.startswith("Lifecycle plugin policy pre-op CREATE: deny:")
-    assert "value-cap" in stack.stack_status_reason
-    assert heat.resources.list(stack_id) == []
+    error = refused.value.error["error"]
+    assert error["type"] == "LifecycleDenied"
+    assert error["message"].startswith("Lifecycle plugin policy denied CREATE: ")
+    assert "value-cap" in error["message"] and "at most three values" in error["message"]
+    assert name not in [stack.stack_name for stack in heat.stacks.list()]
+    # Only the door's dry runs were made: no worker ever saw the stack.
+    assert [(c["plugin"], c["dry_run"]) for c in plugin_kiln.calls_named(name)] == [
+        ("audit", True)]
 
 
 def test_a_failing_post_op_is_recorded_and_the_rest_still_run(heat: Any) -> None:
@@ -192,13 +210,11 @@ def test_placement_reserves_refuses_and_releases(
     assert sorted(item["resource"] for item in held) == ["r0", "r1", "r2"]
     assert {item["host"] for item in held} <= {"host-a1", "host-b1"}
 
-    second, second_id = create(heat, typed_stack("OS::Heat::RandomString", 2))
-    refused = wait_for_status(heat, second_id, "CREATE_FAILED")
-    assert refused.stack_status_reason.startswith(
-        "Lifecycle plugin placement pre-op CREATE: deny:")
-    calls(heat, second_id, "CREATE")
-    assert not report_of(lifecycle_report(plugin_kiln, tenant, second, second_id),
-                         "placement")
+    # No room for two more: refused at the door, reserving nothing.
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        create(heat, typed_stack("OS::Heat::RandomString", 2))
+    assert refused.value.error["error"]["message"].startswith(
+        "Lifecycle plugin placement denied CREATE: ")
 
     heat.stacks.delete(first_id)
     wait_for_status(heat, first_id, "DELETE_COMPLETE")
@@ -281,7 +297,7 @@ def test_a_denied_suspend_leaves_the_resources_alone(heat: Any) -> None:
     assert stack.stack_status_reason == (
         f"Lifecycle plugin gate pre-op SUSPEND: deny: gate closed for {name}")
     assert {r.resource_status for r in heat.resources.list(stack_id)} == {"CREATE_COMPLETE"}
-    assert [r["plugin"] for r in post] == ["gate", "quota", "audit", "policy"]
+    assert [r["plugin"] for r in post] == ["gate", "quota", "approval", "audit", "policy"]
     assert {r["is_stack_failure"] for r in post} == {True}
 
 
@@ -302,8 +318,12 @@ def test_abandon_and_adopt_call_pre_and_post_ops(
     pre, post = calls(heat, adopted, "ADOPT")
     assert [r["plugin"] for r in pre] == ORDER
     assert [r["plugin"] for r in post] == ORDER[::-1]
-    # The plugins saw the adopted resources; placement holds a slot for the adopted one.
-    assert plugin_kiln.calls(adopted)[0]["resources"] == ["r0"]
+    # The plugins saw the adopted resources, at the door (as an ADOPT) and in the
+    # worker; placement holds a slot for the adopted one.
+    door, real = [c for c in plugin_kiln.calls(adopted)
+                  if (c["plugin"], c["phase"]) == ("audit", "pre")]
+    assert (door["action"], door["dry_run"], real["dry_run"]) == ("ADOPT", True, False)
+    assert door["resources"] == real["resources"] == ["r0"]
     heat.stacks.delete(adopted)
     wait_for_status(heat, adopted, "DELETE_COMPLETE")
     calls(heat, adopted, "DELETE")
@@ -322,8 +342,11 @@ def test_an_update_shows_plugins_the_stored_and_the_new_stack(
     assert [r["plugin"] for r in post] == ORDER[::-1]
     audit = [c for c in plugin_kiln.calls(stack_id)
              if c["plugin"] == "audit" and c["action"] == "UPDATE" and c["phase"] == "pre"]
-    assert audit[0]["resources"] == ["r0"]
-    assert audit[0]["current_resources"] == ["r0", "r1", "r2"]
+    # At the door (a dry run) and in the worker, the same two sides of the update.
+    assert [c["dry_run"] for c in audit] == [True, False]
+    for call in audit:
+        assert call["resources"] == ["r0"]
+        assert call["current_resources"] == ["r0", "r1", "r2"]
 
 
 def test_a_denied_update_changes_nothing_and_does_not_roll_back(heat: Any) -> None:

@@ -36,7 +36,11 @@ def test_create_update_delete_call_every_plugin_in_order(
         assert [r["plugin"] for r in post] == ORDER[::-1], action
         assert {r["is_stack_failure"] for r in post} == {False}, action
     own = plugin_kiln_postgresql.calls(stack_id)
-    assert len(own) == 3 * 2 * 3  # audit, gate, hang: a pre and a post per action
+    # audit, gate, hang: a pre and a post per action; and audit's dry runs at the door of
+    # the create and the update, made by kiln-api.
+    assert len([c for c in own if not c["dry_run"]]) == 3 * 2 * 3
+    assert [(c["plugin"], c["action"]) for c in own if c["dry_run"]] == [
+        ("audit", "CREATE"), ("audit", "UPDATE")]
 
 
 def test_a_denied_create_unwinds_in_reverse_on_postgresql(heat: Any) -> None:
@@ -48,5 +52,5 @@ def test_a_denied_create_unwinds_in_reverse_on_postgresql(heat: Any) -> None:
 
     assert stack.stack_status_reason == (
         f"Lifecycle plugin gate pre-op CREATE: deny: gate closed for {name}")
-    assert [r["plugin"] for r in post] == ["gate", "quota", "audit", "policy"]
+    assert [r["plugin"] for r in post] == ["gate", "quota", "approval", "audit", "policy"]
     assert heat.resources.list(stack_id) == []

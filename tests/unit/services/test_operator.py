@@ -3,6 +3,7 @@ ended operation still owes, with real plugins called by a real worker."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from engine.context import ADMIN_ROLE, RequestContext
 from engine.db.models import Operation
 from engine.db.session import Database
 from engine.distributions import Origin
+from engine.errors import StackHeld
 from engine.lifecycle.base import LifecyclePlugin
 from engine.lifecycle.registry import LoadedPlugin
 from engine.lifecycle.view import StackView
@@ -21,6 +23,7 @@ from engine.vocabulary import OperationState
 from tests.stack_api import StackApi
 from tests.unit.conftest import Clock
 from tests.unit.worker.running import run, worker_for
+from tests.unit.worker.test_lifecycle_calls import Gate
 
 SLOW = ("heat_template_version: 2018-08-31\nresources:\n  slow:\n"
         "    type: OS::Heat::TestResource\n    properties: {wait_secs: 600}\n")
@@ -30,9 +33,10 @@ class Reserving(LifecyclePlugin):
     """Quota-like: its pre-op reserves for the stack, its post-op of a failed operation
     gives the reservation back."""
 
-    def __init__(self) -> None:
+    def __init__(self, gate: Gate | None = None) -> None:
         self.held: set[str] = set()
         self.posts: list[tuple[str | None, bool]] = []
+        self._gate = gate  # holds its first post-op
 
     def do_pre_op(self, cnxt: RequestContext, stack: StackView,
                   current_stack: StackView | None = None, action: str | None = None) -> None:
@@ -41,6 +45,8 @@ class Reserving(LifecyclePlugin):
     def do_post_op(self, cnxt: RequestContext, stack: StackView,
                    current_stack: StackView | None = None, action: str | None = None,
                    is_stack_failure: bool = False) -> None:
+        if self._gate is not None:
+            self._gate(action)
         self.posts.append((action, is_stack_failure))
         if is_stack_failure:
             self.held.discard(stack.id)
@@ -122,3 +128,83 @@ def test_a_reset_that_skips_the_post_ops_records_each_as_never_called(
     events = stacks.list_events(ctx, name, stack_id, EventQuery())
     assert any(e.reason.startswith("Lifecycle plugin quota post-op CREATE: not_called: "
                                    "skipped by operator admin@ops") for e in events)
+
+
+# --- a stack whose operation is finished but still owes post-ops (NOTIFYING) ---------------
+
+
+def owing_post_ops(stacks: StackApi, ctx: RequestContext, plugins: list[LoadedPlugin],
+                   to: str = "COMPLETE") -> tuple[str, str, Any]:
+    """A stack reset once (``to``) whose operation still owes its post-ops: no worker has
+    called them yet (the one that would is gone, or its plugin is broken)."""
+    name, stack_id, loop = stuck(stacks, ctx, plugins)
+    operator = stacks.kiln.operator
+    operator.reset_state(operator.find_stack(stack_id), to, "host lost", "admin@ops",
+                         force=True)
+    assert operation_of(stacks.kiln.db, stack_id).state == OperationState.NOTIFYING
+    return name, stack_id, loop
+
+
+def test_a_reset_that_skips_the_post_ops_settles_an_operation_that_still_owes_them(
+        db: Database, stacks: StackApi, ctx: RequestContext) -> None:
+    quota = Reserving()
+    name, stack_id, loop = owing_post_ops(stacks, ctx, [loaded("quota", quota)])
+    operator = stacks.kiln.operator
+
+    reset = operator.reset_state(operator.find_stack(stack_id), "FAILED", "plugin broken",
+                                 "admin@ops", skip_post_ops=True)
+
+    assert (reset.action, reset.status) == ("CREATE", "FAILED")
+    assert operation_of(db, stack_id).state == OperationState.FAILED  # nothing left owed
+    run(loop, ticks=3)
+    assert quota.posts == []
+    assert [(c["plugin"], c["phase"], c["verdict"], c.get("is_stack_failure"),
+             c.get("message"))
+            for c in stacks.lifecycle_calls(ctx, name, stack_id)][-1] == (
+        "quota", "post", "not_called", True,
+        "skipped by operator admin@ops (reset-state --skip-post-ops)")
+    assert [(c["plugin"], c["phase"]) for c in stacks.lifecycle_calls(ctx, name, stack_id)
+            ] == [("quota", "pre"), ("quota", "post")]
+
+
+def test_a_reset_of_an_operation_that_still_owes_post_ops_tells_them_the_new_status(
+        db: Database, stacks: StackApi, ctx: RequestContext) -> None:
+    quota = Reserving()
+    _name, stack_id, loop = owing_post_ops(stacks, ctx, [loaded("quota", quota)],
+                                           to="COMPLETE")
+    operator = stacks.kiln.operator
+
+    operator.reset_state(operator.find_stack(stack_id), "FAILED", "it did fail", "admin@ops")
+
+    assert operation_of(db, stack_id).state == OperationState.NOTIFYING
+    run(loop, ticks=3)  # a worker calls them, as after any reset
+    assert quota.posts == [("CREATE", True)]
+    assert quota.held == set()
+    assert operation_of(db, stack_id).state == OperationState.FAILED
+
+
+def test_a_reset_waits_for_a_live_worker_calling_the_post_ops_unless_forced(
+        db: Database, stacks: StackApi, ctx: RequestContext, release: threading.Event
+        ) -> None:
+    gate = Gate(release)
+    quota = Reserving(gate)
+    plugins = [loaded("quota", quota)]
+    name, stack_id, _loop = owing_post_ops(stacks, ctx, plugins)
+    # A live worker's post-op that does not answer, on its operation thread.
+    calling = worker_for(stacks, plugins, operation_threads=1)
+    gate.tick_until_post_ops_reach(calling)
+    operator = stacks.kiln.operator
+    ref = operator.find_stack(stack_id)
+
+    with pytest.raises(StackHeld):
+        operator.reset_state(ref, "FAILED", "plugin hangs", "admin@ops", skip_post_ops=True)
+    assert operation_of(db, stack_id).state == OperationState.NOTIFYING
+
+    operator.reset_state(ref, "FAILED", "plugin hangs", "admin@ops", force=True,
+                         skip_post_ops=True)
+    assert operation_of(db, stack_id).state == OperationState.FAILED
+    release.set()  # the post-op answers at last: its worker's lease is gone, it is dropped
+    run(calling, ticks=3)
+    assert [(c["plugin"], c["phase"], c["verdict"])
+            for c in stacks.lifecycle_calls(ctx, name, stack_id)] == [
+        ("quota", "pre", "allow"), ("quota", "post", "not_called")]

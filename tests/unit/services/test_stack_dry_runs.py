@@ -5,6 +5,7 @@ on a migrated SQLite file."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -224,6 +225,118 @@ def test_a_preview_a_plugin_would_deny_is_refused_naming_every_denier(
         "Lifecycle plugin policy denied CREATE: no random strings")
     # Every plugin that honours dry runs was asked, after the first denial too.
     assert [entry[0] for entry in log] == ["quota", "audit", "policy"]
+    assert stored(db) == (0, 0)
+
+
+# A group of two template resources, each a stack of one resource: three nested stacks,
+# two levels deep. The hidden value reaches the grandchildren as a plain parameter.
+TREE = """\
+heat_template_version: 2018-08-31
+parameters:
+  password: {type: string, hidden: true, default: hunter2}
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def:
+        type: inner.yaml
+        properties: {word: {get_param: password}}
+  value:
+    type: OS::Heat::Value
+    properties: {value: {get_attr: [group, refs]}}
+  later:
+    type: OS::Heat::Stack
+    properties:
+      template: {get_attr: [value, value]}
+"""
+INNER = """\
+heat_template_version: 2018-08-31
+parameters:
+  word: {type: string}
+resources:
+  leaf:
+    type: OS::Heat::RandomString
+    properties: {salt: {get_param: word}}
+"""
+TREE_BODY = {"stack_name": "web", "template": TREE, "files": {"inner.yaml": INNER}}
+
+
+def test_a_preview_lists_the_resources_of_each_nested_stack_in_its_owners_place(
+        dry_runs: StackDryRuns, ctx: RequestContext, db: Database) -> None:
+    preview = dry_runs.preview(ctx, TREE_BODY)
+
+    group, value, later = preview.resources
+    assert (value.nested, later.nested) == (None, None)  # 'later' needs a value at run time
+    assert group.nested is not None and group.nested.stack_name == "web-group"
+    members = group.nested.resources
+    assert [(member.name, member.type) for member in members] == [
+        ("0", "inner.yaml"), ("1", "inner.yaml")]
+    assert [member.nested.stack_name for member in members if member.nested] == [
+        "web-group-0", "web-group-1"]
+    [leaf] = members[1].nested.resources if members[1].nested else []
+    assert (leaf.name, leaf.type, leaf.properties["salt"]) == (
+        "leaf", "OS::Heat::RandomString", MASK)  # the root's hidden value, masked
+    assert stored(db) == (0, 0)
+
+
+def test_a_preview_asks_the_plugins_about_each_nested_stack_where_it_sits(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    every, root = DryRunning("every", log), DryRunning("root", log)
+    dry_runs = StackDryRuns(db, registry, StackLimits(), clock, irs, lifecycle=LifecycleService(
+        LifecycleRegistry([loaded(every),
+                           dataclasses.replace(loaded(root), tree_scope="root")])))
+
+    preview = dry_runs.preview(ctx, TREE_BODY)
+
+    assert [(r.get("path"), r.get("stack_name"), r["plugin"], r["verdict"])
+            for r in preview.lifecycle] == [
+        (None, None, "every", "allow"), (None, None, "root", "allow"),
+        ("group", "web-group", "every", "allow"), ("group", "web-group", "root", "skipped"),
+        ("group/0", "web-group-0", "every", "allow"),
+        ("group/0", "web-group-0", "root", "skipped"),
+        ("group/1", "web-group-1", "every", "allow"),
+        ("group/1", "web-group-1", "root", "skipped")]
+    assert [seen.stack.name for seen in root.seen] == ["web"]
+    views = [seen.stack for seen in every.seen]
+    assert [(view.name, view.owner_id, view.root_stack_id, view.nested_depth,
+             view.parent_resource_name, view.path_in_stack(), sorted(view.changes))
+            for view in views] == [
+        ("web", None, "None", 0, None, [(None, "web")], ["group", "later", "value"]),
+        ("web-group", "None", "None", 1, "group", [(None, "web"), ("group", "web-group")],
+         ["0", "1"]),
+        ("web-group-0", "None", "None", 2, "0",
+         [(None, "web"), ("group", "web-group"), ("0", "web-group-0")], ["leaf"]),
+        ("web-group-1", "None", "None", 2, "1",
+         [(None, "web"), ("group", "web-group"), ("1", "web-group-1")], ["leaf"])]
+    assert all(view.dry_run for view in views)
+    assert views[1].template["resources"]["1"]["type"] == "inner.yaml"
+    assert views[3].parameters == {"word": "hunter2"}  # a plain parameter down there
+
+
+def test_a_preview_a_plugin_would_deny_in_a_nested_stack_is_refused_naming_its_path(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext) -> None:
+    log: list[Entry] = []
+    plugin = DryRunning("quota", log)
+
+    def pre(action: str | None) -> Warn | None:
+        if plugin.seen[-1].stack.nested_depth == 1:
+            raise Denied("no groups of hunter2")  # quoting the hidden value
+        return None
+
+    plugin.pre = pre
+    dry_runs = with_plugins(db, registry, clock, irs, plugin)
+
+    with pytest.raises(LifecycleDenied) as refused:
+        dry_runs.preview(ctx, TREE_BODY)
+
+    assert refused.value.message == (
+        f"Lifecycle plugin quota denied CREATE of nested stack group: no groups of {MASK}")
+    # The stacks the refused one would make are not asked about.
+    assert [seen.stack.name for seen in plugin.seen] == ["web", "web-group"]
     assert stored(db) == (0, 0)
 
 
@@ -475,6 +588,74 @@ resources:
     assert (seen.stack.owner_id, seen.stack.root_stack_id, seen.stack.nested_depth,
             seen.stack.path) == (parent_id, parent_id, 1,
                                  ((None, "outer"), ("inner", child_name)))
+
+
+GROWING = """\
+heat_template_version: 2018-08-31
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: %d
+      resource_def: {type: OS::Heat::None}
+"""
+# The update grows the group (an update of its stack) and adds a stack (a create).
+GROWN = (GROWING % 2) + """\
+  extra:
+    type: OS::Heat::Stack
+    properties:
+      template: "heat_template_version: 2018-08-31\\nresources: {x: {type: OS::Heat::None}}"
+"""
+
+
+def test_an_update_preview_asks_about_each_nested_stack_it_would_create_or_update(
+        writes: StackWrites, db: Database, registry: ResourceTypeRegistry, clock: Clock,
+        irs: StoredIrs, ctx: RequestContext) -> None:
+    web = create(writes, ctx, "web", GROWING % 1)
+    loop = worker(db, registry, clock)
+    for _ in range(20):
+        loop.run_once()
+        clock.advance(1)
+    with db.read() as session:
+        [group] = session.scalars(select(Stack).where(Stack.owner_id == web))
+        group_id, group_name = group.id, group.name
+    log: list[Entry] = []
+    every, root = DryRunning("every", log), DryRunning("root", log)
+    dry_runs = StackDryRuns(db, registry, StackLimits(), clock, irs, lifecycle=LifecycleService(
+        LifecycleRegistry([loaded(every),
+                           dataclasses.replace(loaded(root), tree_scope="root")])))
+    before = stored(db)
+
+    preview = dry_runs.preview_update(ctx, "web", web, {"template": GROWN}, patch=False)
+
+    assert [(r.get("path"), r.get("stack_name"), r["action"], r["plugin"], r["verdict"])
+            for r in preview.lifecycle] == [
+        (None, None, "UPDATE", "every", "allow"), (None, None, "UPDATE", "root", "allow"),
+        ("group", group_name, "UPDATE", "every", "allow"),
+        ("group", group_name, "UPDATE", "root", "skipped"),
+        ("extra", "web-extra", "CREATE", "every", "allow"),
+        ("extra", "web-extra", "CREATE", "root", "skipped")]
+    _, updated, created = (seen.stack for seen in every.seen)
+    assert (updated.id, updated.owner_id, updated.root_stack_id, updated.nested_depth,
+            updated.path) == (group_id, web, web, 1, ((None, "web"), ("group", group_name)))
+    assert {name: str(change.action) for name, change in updated.changes.items()} == {
+        "0": "NONE", "1": "CREATE"}
+    assert sorted(every.seen[1].stack.resources) == ["0"]  # the stored side
+    assert (created.owner_id, created.root_stack_id, created.nested_depth, created.path) == (
+        web, web, 1, ((None, "web"), ("extra", "web-extra")))
+    assert stored(db) == before
+
+    def deny_nested(action: str | None) -> Warn | None:
+        if every.seen[-1].stack.nested_depth:
+            raise Denied("no growth down there")
+        return None
+
+    every.pre = deny_nested
+    with pytest.raises(LifecycleDenied) as refused:
+        dry_runs.preview_update(ctx, "web", web, {"template": GROWN}, patch=False)
+    assert refused.value.message == (
+        "Lifecycle plugin every denied UPDATE of nested stack group: no growth down there; "
+        "Lifecycle plugin every denied CREATE of nested stack extra: no growth down there")
 
 
 # --- planned changes in the plugins' views --------------------------------------------------

@@ -25,6 +25,7 @@ from engine.template.parameters import (
     parse_schemas,
     redact,
     resolve_values,
+    stored_hidden_values,
 )
 from engine.template.parse import document, parse_text
 
@@ -551,6 +552,75 @@ def test_hidden_values_skip_empty_text() -> None:
     declared = schemas("parameters:\n  p: {type: string, hidden: true}\n")
 
     assert hidden_values(declared, {"p": ""}) == ()
+
+
+STRUCTURED = """\
+parameters:
+  conf: {type: json, hidden: true}
+  pins: {type: comma_delimited_list, hidden: true}
+"""
+
+
+def test_hidden_values_hold_every_scalar_leaf_of_a_structured_value() -> None:
+    declared = schemas(STRUCTURED)
+    values = resolve_values(declared, {
+        "conf": '{"k": "s3cr3tvalue", "n": [12345678, "ab", 1.5], "b": true, "z": null}',
+        "pins": "aaaa-pin1,bbbb-pin2"})
+
+    found = hidden_values(declared, values)
+
+    # The whole value's text stays a secret too, and a boolean or null is no secret.
+    assert set(found) == {"s3cr3tvalue", "12345678", "ab", "1.5", "aaaa-pin1",
+                          "bbbb-pin2", str(values["conf"]), str(values["pins"])}
+    assert list(found) == sorted(found, key=len, reverse=True)
+
+
+def test_a_stored_stacks_hidden_values_hold_the_leaves_of_what_was_given_as_text() -> None:
+    template = {"heat_template_version": "2018-08-31", "parameters": {
+        "conf": {"type": "json", "hidden": True},
+        "pins": {"type": "comma_delimited_list", "hidden": True,
+                 "default": "aaaa-pin1,bbbb-pin2"},
+        "unset": {"type": "string", "hidden": True}}}
+
+    found = stored_hidden_values(template, {"conf": '{"k": "s3cr3tvalue"}'})
+
+    # Stored as the tenant gave them (text), read as get_param reads them; no "None" for
+    # the parameter without a value.
+    assert set(found) == {'{"k": "s3cr3tvalue"}', str({"k": "s3cr3tvalue"}), "s3cr3tvalue",
+                          "aaaa-pin1,bbbb-pin2", str(["aaaa-pin1", "bbbb-pin2"]),
+                          "aaaa-pin1", "bbbb-pin2"}
+
+
+def test_redact_masks_the_leaves_of_a_hidden_structured_value() -> None:
+    declared = schemas(STRUCTURED)
+    secrets = hidden_values(declared, resolve_values(declared, {
+        "conf": {"k": "s3cr3tvalue", "n": 12345678}, "pins": ["aaaa-pin1", "bbbb-pin2"]}))
+
+    assert redact({"p": {"k": "s3cr3tvalue", "n": 12345678},
+                   "q": ["aaaa-pin1", "bbbb-pin2"],
+                   "r": 'conf={"k": "s3cr3tvalue"} pins=aaaa-pin1,bbbb-pin2'}, secrets) == {
+        "p": {"k": MASK, "n": MASK}, "q": [MASK, MASK],
+        "r": f'conf={{"k": "{MASK}"}} pins={MASK},{MASK}'}
+
+
+def test_a_short_leaf_is_masked_only_where_it_stands_alone() -> None:
+    # A json value holds many short values ("ab", 12): masked inside every word, they
+    # would leave nothing readable and show where they are not.
+    declared = schemas(STRUCTURED)
+    secrets = hidden_values(declared, {"conf": {"k": "ab", "n": 12}})
+    value = {"alone": "ab", "quoted": '{"k": "ab"}', "words": "lab grab ab-c x-ab abc",
+             "number": 12, "other": 123}
+
+    assert redact(value, secrets) == {
+        "alone": MASK, "quoted": f'{{"k": "{MASK}"}}', "words": "lab grab ab-c x-ab abc",
+        "number": MASK, "other": 123}
+
+
+def test_a_short_whole_hidden_value_is_masked_everywhere() -> None:
+    declared = schemas(STRUCTURED + "  pw: {type: string, hidden: true}\n")
+    secrets = hidden_values(declared, {"pw": "ab", "conf": ["ab"]})
+
+    assert redact("user-ab lab", secrets) == f"user-{MASK} l{MASK}"
 
 
 def test_redact_masks_embedded_secrets_anywhere() -> None:

@@ -318,6 +318,23 @@ def test_a_root_only_plugin_sees_the_root_and_an_every_stack_plugin_sees_the_who
         ("root", "post", "CREATE", "done"), ("every", "post", "CREATE", "done")]
 
 
+def test_a_request_made_on_a_nested_stack_itself_asks_a_root_only_plugin_too(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    """Skipping a child is for its parent's operation, which the plugin judged at the
+    root; a tenant updating a child directly must not slip past a root-only policy."""
+    every, root = recorders(log, "every", "root")
+    plugins = [loaded(every), dataclasses.replace(loaded(root), tree_scope="root")]
+    _name, _root_id, (child_id, child_name), _ = created_tree(db, stacks, ctx, clock, plugins)
+    root.seen.clear()
+    stacks.update(ctx, child_name, child_id, {}, patch=True)
+    run(worker_for(stacks, plugins))
+
+    assert status(stacks, ctx, child_name, child_id) == "UPDATE_COMPLETE"
+    assert [(seen.phase, seen.action, seen.stack.nested_depth) for seen in root.seen] == [
+        ("pre", "UPDATE", 1), ("post", "UPDATE", 1)]
+
+
 def test_a_denial_fails_the_stack_before_any_resource_is_touched(
         db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, log: list[Entry]) -> None:
@@ -834,6 +851,32 @@ def test_after_a_failed_update_an_unchanged_key_is_called_again(
     assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
     assert [entry[:2] for entry in log] == [("cached", "pre"), ("veto", "pre"),
                                             ("veto", "post"), ("cached", "post")]
+
+
+def test_a_resource_marked_unhealthy_since_the_last_update_is_seen_by_a_cached_plugin(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, log: list[Entry]) -> None:
+    """The key still matches, but the update now replaces ``second``: a policy on
+    replacements must be asked, so the plugin is called (and its key kept)."""
+    cached = Cached("cached", log)
+    loop = worker_for(stacks, LifecycleRegistry([loaded(cached)]))
+    name, stack_id = create(stacks, ctx, TEMPLATE)
+    run(loop)
+    for _ in range(2):
+        clock.advance(1)
+        stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+        run(loop)
+    assert [c[3] for c in calls(stacks, ctx, name, stack_id) if c[1] == "pre"][-1] == "skipped"
+    stacks.mark_unhealthy(ctx, name, stack_id, "second",
+                          {"mark_unhealthy": True, "resource_status_reason": "disk"})
+    cached.seen.clear()
+    clock.advance(1)
+    stacks.update(ctx, name, stack_id, {"template": TEMPLATE}, patch=False)
+    run(loop)
+
+    assert status(stacks, ctx, name, stack_id) == "UPDATE_COMPLETE"
+    [pre] = [seen for seen in cached.seen if seen.phase == "pre"]
+    assert pre.stack.changes_known and pre.stack.changes["second"].action == "REPLACE"
 
 
 def test_a_cache_key_that_raises_calls_the_pre_op(

@@ -5,13 +5,17 @@ real stack services and worker, and a plugin that records what it was given."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pytest
 
 from engine.context import RequestContext
 from engine.lifecycle.planned import NOT_KNOWN
 from engine.lifecycle.view import StackView, thaw
+from engine.resources.base import Resource
+from engine.resources.registry import ResourceTypeRegistry
+from engine.schema import INTEGER, Attribute, Property
 from engine.template.parameters import MASK
 from engine.vocabulary import Change
 from tests.stack_api import StackApi
@@ -113,3 +117,108 @@ def test_a_delete_plans_every_stored_resource_deleted(
         ["changed", "dropped", "kept", "swapped"], Change.DELETE)
     assert planned["changed"][1]["value"] == {"old": MASK, "new": None}
     assert planned["swapped"][1]["value"] == {"old": "one", "new": None}
+
+
+STRUCTURED = """\
+heat_template_version: 2018-08-31
+parameters:
+  conf: {type: json, hidden: true, default: {"k": "s3cr3tvalue"}}
+  pins: {type: comma_delimited_list, hidden: true, default: "aaaa-pin1,bbbb-pin2"}
+resources:
+  conf: {type: OS::Heat::Value, properties: {value: {get_param: conf}}}
+  pins: {type: OS::Heat::Value, properties: {value: {get_param: pins}}}
+  joined:
+    type: OS::Heat::Value
+    properties: {value: {list_join: [":", {get_param: pins}]}}
+"""
+
+
+def test_the_leaves_of_a_hidden_json_or_list_value_are_masked(
+        stacks: StackApi, ctx: RequestContext, watch: Recording) -> None:
+    stacks.create(ctx, {"stack_name": "structured", "template": STRUCTURED})
+    run(worker_for(stacks, [loaded(watch)]))
+
+    planned = changes(pre_op(watch))
+    assert planned["conf"][1]["value"] == {"old": None, "new": {"k": MASK}}
+    assert planned["pins"][1]["value"] == {"old": None, "new": [MASK, MASK]}
+    assert planned["joined"][1]["value"] == {"old": None, "new": f"{MASK}:{MASK}"}
+    shown = repr(pre_op(watch).changes)
+    assert "s3cr3tvalue" not in shown and "pin1" not in shown and "pin2" not in shown
+
+
+class Named(Resource):
+    """Replaced when its size changes; reads its backend (itself); its ``name`` is its
+    stable physical name, read as the worker gives it."""
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {"size": Property(INTEGER)}
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {"name": Attribute("its name")}
+
+    def observe(self) -> Mapping[str, Any] | None:
+        return dict(self.properties)
+
+    def get_attribute(self, name: str) -> Any:
+        return self.physical_resource_name() if name == "name" else None
+
+
+@pytest.fixture
+def registry(registry: ResourceTypeRegistry) -> ResourceTypeRegistry:
+    types = {name: registry.get(name) for name in registry.names()}
+    return ResourceTypeRegistry({**types, "Test::Named": Named})
+
+
+NAMED = """\
+heat_template_version: 2018-08-31
+resources:
+  named: {type: Test::Named, properties: {size: 1}}
+  user:
+    type: OS::Heat::Value
+    properties: {value: {get_attr: [named, name]}}
+  kept: {type: OS::Heat::None, deletion_policy: Retain}
+"""
+
+
+def planned_update(stacks: StackApi, ctx: RequestContext, stack_id: str,
+                   body: Mapping[str, Any]) -> dict[str, Change]:
+    plugin = Recording("watch", [])
+    stacks.update(ctx, "named", stack_id, dict(body), patch=False)
+    run(worker_for(stacks, [loaded(plugin)]))
+    return {name: action for name, (action, _) in changes(pre_op(plugin)).items()}
+
+
+def test_a_resource_replaced_earlier_is_read_under_the_name_the_worker_gave_it(
+        stacks: StackApi, ctx: RequestContext) -> None:
+    stack_id = stacks.create(ctx, {"stack_name": "named", "template": NAMED}).id
+    run(worker_for(stacks))
+    replaced = NAMED.replace("size: 1", "size: 2")
+    assert planned_update(stacks, ctx, stack_id, {"template": replaced}) == {
+        "named": Change.REPLACE, "user": Change.UPDATE, "kept": Change.NONE}
+
+    # The replacement's attribute is read from its new generation, as the worker reads it.
+    assert planned_update(stacks, ctx, stack_id, {"template": replaced}) == {
+        "named": Change.NONE, "user": Change.NONE, "kept": Change.NONE}
+
+
+def test_an_update_with_converge_plans_an_update_of_what_observes_its_backend(
+        stacks: StackApi, ctx: RequestContext) -> None:
+    stack_id = stacks.create(ctx, {"stack_name": "named", "template": NAMED}).id
+    run(worker_for(stacks))
+
+    planned = planned_update(stacks, ctx, stack_id, {"template": NAMED, "converge": True})
+
+    # Nothing in the template changed, but the step reads the backend and puts back what
+    # drifted; what reads its attributes may change with it.
+    assert planned == {"named": Change.UPDATE, "user": Change.UPDATE, "kept": Change.NONE}
+
+
+def test_a_retained_resource_is_planned_deleted_and_said_to_be_kept(
+        stacks: StackApi, ctx: RequestContext) -> None:
+    stack_id = stacks.create(ctx, {"stack_name": "named", "template": NAMED}).id
+    run(worker_for(stacks))
+    plugin = Recording("watch", [])
+    stacks.delete(ctx, "named", stack_id)
+    run(worker_for(stacks, [loaded(plugin)]))
+
+    planned = pre_op(plugin).changes
+    assert {name: (change.action, change.retained) for name, change in planned.items()} == {
+        "named": (Change.DELETE, False), "user": (Change.DELETE, False),
+        "kept": (Change.DELETE, True)}

@@ -12,6 +12,7 @@ import pytest
 from engine.context import RequestContext
 from engine.db import resource_rows, signals, stack_rows
 from engine.db.session import Database
+from engine.resources.read_only import ReadOnlyRuntime
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.step_runtime import SIGNAL_TOKEN_PREFIX, StepRuntime
 from tests.unit.conftest import Clock
@@ -48,6 +49,19 @@ def test_each_generation_has_its_own_stable_key(scene: Scene) -> None:
     assert first.resource_key.count("/") == 2  # as before replacements existed
     assert runtime(scene, generation=2).resource_key == f"{first.resource_key}/2"
     assert first.stack_name == "lamps" and first.now() == scene.clock().timestamp()
+
+
+@pytest.mark.parametrize("generation", [0, 2])
+def test_a_read_of_the_stored_row_has_the_workers_key(scene: Scene, generation: int) -> None:
+    # The API's reads and the update forecast name the resource as the worker does: after
+    # a replacement, an attribute built from physical_resource_name() must not differ.
+    scene.stored(generation=generation)
+    with scene.db.read() as session:
+        stack = stack_rows.load_stack(session, scene.stack_id)
+        row = resource_rows.get_stack_resource(session, scene.stack_id, "lamp")
+        read = ReadOnlyRuntime(stack, row, scene.clock)
+
+    assert read.resource_key == runtime(scene, generation=generation).resource_key
 
 
 def test_only_a_replaced_resource_writes_its_physical_id_itself(scene: Scene) -> None:

@@ -28,18 +28,20 @@ from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from plugins.lifecycle.placement import store
 from plugins.lifecycle.placement.algorithm import (
     Demand,
+    GroupMember,
     Host,
     Placement,
     Rack,
     Unplaceable,
     place,
+    spread_short,
 )
 from plugins.lifecycle.placement.inventory import InventoryError, load_inventory
 from plugins.lifecycle.placement.plugin import GROUP, OPTS, PlacementPlugin, list_opts
 
 NOW = datetime.datetime(2026, 11, 22, 15, 0, tzinfo=datetime.UTC)
 # Migrate to this plugin's revision, not to head: later revisions are not its concern.
-REVISION = "0004"
+REVISION = "0014"  # 0004 made the table, 0014 added the trees
 EXAMPLE = pathlib.Path(__file__).resolve().parents[4] / "etc" / "kiln" / (
     "placement-inventory.yaml.example")
 
@@ -157,14 +159,6 @@ def test_fixed_placements_stay_and_pull_their_affinity_set() -> None:
                         demand("c", slots=1, spread_group="g")], {},
         "spread group 'g' asks for 3 racks; the inventory has 2", id="too-few-racks"),
     pytest.param(
-        TWO_RACKS, {}, [demand("a", slots=1, spread_group="g", spread_racks=2)], {},
-        "spread group 'g' asks for 2 racks but has only 1 member ('a')", id="too-few-members"),
-    pytest.param(
-        TWO_RACKS, {}, [demand("a", slots=1, spread_group="g", spread_racks=2),
-                        demand("b", slots=1, spread_group="g", same_rack_as="a")], {},
-        "spread group 'g' asks for 2 racks but same_rack_as binds its members ('a', 'b') "
-        "to at most 1", id="bound-by-affinity"),
-    pytest.param(
         TWO_RACKS, {}, [demand("a", slots=1, spread_group="g", spread_racks=2),
                         demand("b", slots=1, spread_group="g", spread_racks=3)], {},
         "spread group 'g' is given different spread_racks (2 and 3)", id="conflict"),
@@ -178,6 +172,36 @@ def test_an_unsatisfiable_stack_is_explained(
     with pytest.raises(Unplaceable) as failure:
         place(racks, UNITS, used, demands, fixed)
     assert str(failure.value) == reason
+
+
+def test_a_group_with_fewer_members_than_racks_uses_all_it_can_and_says_so() -> None:
+    # More members may come with another stack of the tree, so it is no refusal.
+    racks = (*TWO_RACKS, rack("r3", h9={"slots": 8}))
+    alone = [demand("a", slots=1, spread_group="g", spread_racks=3)]
+    bound = [demand("a", slots=1, spread_group="g", spread_racks=3),
+             demand("b", slots=1, spread_group="g", same_rack_as="a"),
+             demand("c", slots=1, spread_group="g")]
+    placed_alone, placed_bound = place(racks, UNITS, {}, alone), place(racks, UNITS, {}, bound)
+    assert where(placed_bound) == {"a": "r1/h2", "b": "r1/h2", "c": "r2/h3"}
+    assert spread_short(placed_alone, alone) == {"g": (1, 3)}
+    assert spread_short(placed_bound, bound) == {"g": (2, 3)}
+
+
+def test_a_group_counts_the_racks_its_members_elsewhere_in_the_tree_hold() -> None:
+    racks = (*TWO_RACKS, rack("r3", h9={"slots": 8}))
+    elsewhere = [GroupMember("web", "r1", spread_racks=3)]
+    demands = [demand("w1", slots=1, spread_group="web"),
+               demand("w2", slots=1, spread_group="web")]
+    placements = place(racks, UNITS, {}, demands, elsewhere=elsewhere)
+    assert where(placements) == {"w1": "r2/h3", "w2": "r3/h9"}  # r1 already has one
+    assert spread_short(placements, demands, elsewhere) == {}
+    # Once the group has its racks, a new member goes where first fit puts it.
+    done = [*elsewhere, GroupMember("web", "r2", 3), GroupMember("web", "r3", 3)]
+    assert where(place(racks, UNITS, {}, demands[:1], elsewhere=done)) == {"w1": "r1/h2"}
+    with pytest.raises(Unplaceable, match=r"spread group 'web' is given different "
+                       r"spread_racks \(3 and 2\)"):
+        place(racks, UNITS, {}, [demand("w1", slots=1, spread_group="web", spread_racks=2)],
+              elsewhere=elsewhere)
 
 
 def test_affinity_between_resources_pinned_to_different_racks_is_refused() -> None:
@@ -599,6 +623,61 @@ def test_a_dry_run_decides_and_writes_nothing(database: Database,
         plugin.do_pre_op(CONTEXT, make_stack(volume("v", 10_000), dry_run=True), None,
                          "CREATE")
     assert row_count(database) == 0
+
+
+def nested_in(parent: StackView, resource_name: str, *resources: ResourceView) -> StackView:
+    """A stack nested in ``parent`` by its resource ``resource_name``, placed in the tree
+    as the worker's views place it."""
+    name = f"{parent.name}-{resource_name}"
+    return dataclasses.replace(
+        make_stack(*resources), name=name, owner_id=parent.id,
+        root_stack_id=parent.root_stack_id, nested_depth=parent.nested_depth + 1,
+        path=(*parent.path, (resource_name, name)))
+
+
+def test_a_spread_group_spans_the_stacks_of_a_tree(database: Database,
+                                                   tmp_path: pathlib.Path) -> None:
+    plugin = make_plugin(database, tmp_path)
+    ha = {"spread_group": "ha"}
+    root = make_stack(server("db", placement={**ha, "spread_racks": 3}),
+                      resource("members", "OS::Heat::ResourceGroup", {"count": 2}))
+    warned = run(plugin, root)
+    assert warned == Warn("spread group 'ha' asks for 3 racks but its members so far can "
+                          "use only 1")
+    # The group's members in the nested stack go where the tree's group is not yet...
+    child = nested_in(root, "members", server("0", placement=ha), server("1", placement=ha))
+    assert run(plugin, child) is None
+    # ... and once it has its racks, where first fit puts them, two levels down too.
+    grandchild = nested_in(child, "0", server("x", placement=ha))
+    assert run(plugin, grandchild) is None
+    assert (placed(plugin, root), placed(plugin, child), placed(plugin, grandchild)) == (
+        {"db": "rack-a/a2"}, {"0": "rack-b/b1", "1": "rack-c/c1"}, {"x": "rack-a/a2"})
+
+    # Another tree's group of the same name is its own; the capacity is shared.
+    other = make_stack(server("lone", "large", placement={**ha, "spread_racks": 2}))
+    assert run(plugin, other) == Warn("spread group 'ha' asks for 2 racks but its members "
+                                      "so far can use only 1")
+    assert placed(plugin, other) == {"lone": "rack-a/a1"}
+
+    # A nested stack that goes away gives its hosts back.
+    run(plugin, dataclasses.replace(grandchild, action="DELETE"), "DELETE")
+    assert placed(plugin, grandchild) == {}
+    with database.read() as session:
+        roots = {row.stack_id: row.root_stack_id
+                 for row in session.execute(sa.select(store.RESERVATIONS))}
+    assert roots == {root.id: root.id, child.id: root.id, other.id: other.id}
+
+    # An update that keeps a resource on its host takes its new group along.
+    moved = dataclasses.replace(root, resources=freeze({"db": server(
+        "db", placement={"spread_group": "solo", "spread_racks": 1})}), action="UPDATE")
+    run(plugin, dataclasses.replace(root, action="UPDATE"), "UPDATE", current=moved)
+    with database.read() as session:
+        labels = session.execute(sa.select(
+            store.RESERVATIONS.c.resource_name, store.RESERVATIONS.c.spread_group,
+            store.RESERVATIONS.c.spread_racks).where(
+            store.RESERVATIONS.c.stack_id == root.id)).all()
+    assert [tuple(label) for label in labels] == [("db", "solo", 1)]
+    assert placed(plugin, root) == {"db": "rack-a/a2"}
 
 
 def test_an_update_keeps_unchanged_resources_and_commits_on_success(

@@ -1,7 +1,9 @@
-"""The policy lifecycle plugin: each rule kind, deny and warn, actions, and the rules file."""
+"""The policy lifecycle plugin: each rule kind, deny, soft and warn, actions, time windows,
+planned changes, and the rules file."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import textwrap
 from collections.abc import Iterator
@@ -14,45 +16,37 @@ from oslo_config import cfg
 
 from engine.context import RequestContext
 from engine.errors import StartupFailed
-from engine.lifecycle.base import Denied, PluginServices, Warn
-from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
+from engine.lifecycle.base import Denied, Pending, PluginServices, Warn
+from engine.lifecycle.view import ResourceView, StackView, Unresolved
+from engine.vocabulary import Change
 from plugins.lifecycle.policy import plugin as policy_plugin
 from plugins.lifecycle.policy.evaluate import Finding, evaluate, render
 from plugins.lifecycle.policy.loader import RulesFileError, load_rules
+from plugins.lifecycle.policy.matching import Selector
 from plugins.lifecycle.policy.plugin import PolicyPlugin
 from plugins.lifecycle.policy.rules import (
+    CHANGE_ACTIONS,
+    CHANGES,
     DEFAULT_ACTIONS,
     AllowedTypes,
+    AnyOperation,
     Check,
     DeniedTypes,
+    MaxChanges,
     MaxCount,
     MaxResources,
+    Protect,
     RequiredProperties,
     RequiredTags,
     Rule,
 )
+from plugins.lifecycle.policy.windows import Period, Weekly
+from tests.unit.plugins.lifecycle.views import NOON, fixed_clock, resource, stack
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "etc" / "kiln" / "policy.yaml.example"
 CONTEXT = RequestContext(tenant_id="tenant-1", token_tenant_id="tenant-1", role="member")
 SERVER = "OS::Nova::Server"
-
-
-# --- building views -------------------------------------------------------------------
-
-
-def resource(name: str, type_name: str, /, **properties: Any) -> ResourceView:
-    return ResourceView(name=name, type=type_name, properties=freeze(properties),
-                        metadata=freeze({}), depends_on=())
-
-
-def stack(*resources: ResourceView, tags: tuple[str, ...] = (), action: str = "CREATE",
-          dry_run: bool = False) -> StackView:
-    return StackView(
-        id="5f0e9a1c-0000-4000-8000-000000000001", name="teststack", tenant_id="tenant-1",
-        action=action, status=f"{action}_IN_PROGRESS", status_reason="",
-        template=freeze({}), parameters=freeze({}), environment=freeze({}),
-        resources=freeze({r.name: r for r in resources}), tags=tags, dry_run=dry_run,
-    )
+DB = "OS::Trove::Instance"
 
 
 def servers(count: int, **properties: Any) -> list[ResourceView]:
@@ -64,7 +58,7 @@ def rule(check: Check, effect: str = "deny", name: str = "r", **fields: Any) -> 
 
 
 def failures(check: Check, view: StackView) -> list[str]:
-    return [str(finding) for finding in evaluate([rule(check)], view, "CREATE")]
+    return [str(finding) for finding in evaluate([rule(check)], view, "CREATE", NOON)]
 
 
 # --- each rule kind, passing and failing ----------------------------------------------
@@ -167,12 +161,163 @@ def test_required_tags_match_patterns_against_stack_tags() -> None:
     assert failures(check, stack()) == ["r: missing stack tags: owner=*, prod"]
 
 
+# --- rules on planned changes --------------------------------------------------------
+
+REPLACE, DELETE, UPDATE = Change.REPLACE, Change.DELETE, Change.UPDATE
+FRIDAY_EVENING = datetime.datetime(2025, 6, 6, 17, 0, tzinfo=datetime.UTC)
+
+
+def update(old: list[ResourceView], new: list[ResourceView],
+           changes: dict[str, Change]) -> tuple[StackView, StackView]:
+    """The two views of an update's pre-op: the stored stack and the one it builds."""
+    return (stack(*old, action="UPDATE", changes=changes),
+            stack(*new, action="UPDATE", changes=changes))
+
+
+def judged(check: Check, stored: StackView, action: str,
+           target: StackView | None = None) -> list[str]:
+    return [str(f) for f in evaluate([rule(check)], stored, action, NOON, current_stack=target)]
+
+
+def test_protect_names_each_planned_change_of_the_resources_selected() -> None:
+    old = [resource("db", DB, tags=["protected"]), resource("cache", DB),
+           resource("web", SERVER, tags=["protected"])]
+    new = [resource("db", DB, tags=["protected"]), resource("web", SERVER, tags=["protected"])]
+    stored, target = update(old, new, {"db": REPLACE, "cache": DELETE, "web": UPDATE})
+
+    assert judged(Protect(), stored, "UPDATE", target) == [
+        "r: REPLACE or DELETE of resources: DELETE cache (OS::Trove::Instance), "
+        "REPLACE db (OS::Trove::Instance)"
+    ]
+    assert judged(Protect(resources=Selector(tags=("protected",))), stored, "UPDATE",
+                  target) == [
+        "r: REPLACE or DELETE of resources tagged protected: REPLACE db (OS::Trove::Instance)"
+    ]
+    # An update in place counts only where a rule names it.
+    assert judged(Protect(changes=(UPDATE,), resources=Selector(types=("OS::Nova::*",))),
+                  stored, "UPDATE", target) == [
+        "r: UPDATE of resources of type OS::Nova::*: UPDATE web (OS::Nova::Server)"
+    ]
+
+
+def test_a_resource_an_update_removes_is_matched_as_it_was_stored() -> None:
+    stored, target = update([resource("cache", DB, metadata={"protected": True})], [],
+                            {"cache": DELETE})
+
+    assert judged(Protect(resources=Selector(metadata=("protected",))), stored, "UPDATE",
+                  target) == [
+        "r: REPLACE or DELETE of resources with metadata flag protected: "
+        "DELETE cache (OS::Trove::Instance)"
+    ]
+
+
+def test_dropping_the_tag_in_the_update_that_replaces_does_not_escape_the_rule() -> None:
+    stored, target = update([resource("db", DB, tags=["protected"], flavor="small")],
+                            [resource("db", DB, flavor="big")], {"db": REPLACE})
+
+    assert judged(Protect(resources=Selector(tags=("protected",))), stored, "UPDATE",
+                  target) == [
+        "r: REPLACE or DELETE of resources tagged protected: REPLACE db (OS::Trove::Instance)"
+    ]
+
+
+def test_deleting_the_stack_deletes_what_a_rule_protects() -> None:
+    protect = rule(Protect(resources=Selector(tags=("protected",))))
+    doomed = stack(resource("db", DB, tags=["protected"]), resource("web", SERVER),
+                   action="DELETE", changes={"db": DELETE, "web": DELETE})
+
+    assert protect.actions == CHANGE_ACTIONS == {"UPDATE", "DELETE"}
+    assert [str(f) for f in evaluate([protect], doomed, "DELETE", NOON)] == [
+        "r: REPLACE or DELETE of resources tagged protected: DELETE db (OS::Trove::Instance)"
+    ]
+    assert evaluate([protect], doomed, "ABANDON", NOON) == []  # the resources stay
+
+
+def test_max_changes_counts_the_selected_changes_of_one_operation() -> None:
+    changes = {"server0": REPLACE, "server1": REPLACE, "server2": REPLACE, "db": DELETE,
+               "port": UPDATE}
+    stored, target = update([*servers(3), resource("db", DB), resource("port", "OS::Port")],
+                            [*servers(3), resource("port", "OS::Port")], changes)
+
+    assert judged(MaxChanges(limit=4), stored, "UPDATE", target) == []
+    assert judged(MaxChanges(limit=3), stored, "UPDATE", target) == [
+        "r: 4 REPLACE or DELETE of resources, more than the limit of 3: "
+        "DELETE db (OS::Trove::Instance), REPLACE server0 (OS::Nova::Server), "
+        "REPLACE server1 (OS::Nova::Server), REPLACE server2 (OS::Nova::Server)"
+    ]
+    assert judged(MaxChanges(limit=2, changes=(REPLACE,),
+                             resources=Selector(types=(SERVER,))), stored, "UPDATE", target) == [
+        "r: 3 REPLACE of resources of type OS::Nova::Server, more than the limit of 2: "
+        "REPLACE server0 (OS::Nova::Server), REPLACE server1 (OS::Nova::Server), "
+        "REPLACE server2 (OS::Nova::Server)"
+    ]
+
+
+def test_an_operation_that_changes_nothing_meets_no_change_rule() -> None:
+    unchanged = stack(resource("db", DB), action="UPDATE", changes={"db": Change.NONE})
+
+    assert judged(Protect(changes=CHANGES), unchanged, "UPDATE", unchanged) == []
+    assert judged(MaxChanges(limit=0, changes=CHANGES), unchanged, "UPDATE", unchanged) == []
+    empty_plan = stack(action="UPDATE", changes={})
+    assert judged(Protect(changes=CHANGES), empty_plan, "UPDATE", empty_plan) == []
+
+
+def test_without_a_plan_a_change_rule_fails_closed() -> None:
+    # The forecast failed, or Kiln makes none for the action (SUSPEND, CHECK, ...).
+    no_plan = stack(resource("db", DB), action="UPDATE")
+    unknown = ("the planned changes are not known, so no REPLACE or DELETE of resources of "
+               "type OS::Trove::* can be ruled out")
+
+    assert no_plan.changes_known is False
+    assert judged(Protect(resources=Selector(types=("OS::Trove::*",))), no_plan, "UPDATE",
+                  no_plan) == [f"r: {unknown}"]
+    assert judged(MaxChanges(limit=5, resources=Selector(types=("OS::Trove::*",))), no_plan,
+                  "UPDATE", no_plan) == [f"r: {unknown}"]
+    suspends = rule(Protect(resources=Selector(types=("OS::Trove::*",))),
+                    actions=frozenset({"SUSPEND"}))
+    assert [str(f) for f in evaluate([suspends], stack(action="SUSPEND"), "SUSPEND", NOON)
+            ] == [f"r: {unknown}"]
+
+
+def test_any_operation_fails_every_operation_of_its_actions() -> None:
+    deletes = rule(AnyOperation(), actions=frozenset({"DELETE"}))
+
+    assert [str(f) for f in evaluate([deletes], stack(action="DELETE"), "DELETE", NOON)] == [
+        "r: DELETE of the stack"
+    ]
+    assert evaluate([deletes], stack(), "CREATE", NOON) == []
+    assert rule(AnyOperation()).actions == frozenset()  # no default: it applies to nothing
+
+
+def test_a_rule_with_windows_applies_only_while_one_is_open() -> None:
+    freeze = rule(Protect(changes=CHANGES), name="freeze", message="weekend freeze",
+                  during=(Weekly(days=(4,), start=16 * 60, end=23 * 60 + 59),))
+    view = stack(resource("web", SERVER), action="UPDATE", changes={"web": UPDATE})
+
+    assert [str(f) for f in evaluate([freeze], view, "UPDATE", FRIDAY_EVENING, view)] == [
+        "freeze (weekend freeze): CREATE, UPDATE, REPLACE or DELETE of resources during "
+        "Fri 16:00-23:59 UTC: UPDATE web (OS::Nova::Server)"
+    ]
+    assert evaluate([freeze], view, "UPDATE", NOON, view) == []  # a Wednesday
+
+
+def test_a_root_rule_is_not_judged_again_for_each_nested_stack() -> None:
+    deletes = rule(AnyOperation(), actions=frozenset({"DELETE"}), tree_scope="root")
+    everywhere = rule(AnyOperation(), name="every", actions=frozenset({"DELETE"}))
+
+    assert [f.rule.name for f in evaluate([deletes, everywhere], stack(action="DELETE"),
+                                          "DELETE", NOON)] == ["r", "every"]
+    child = stack(action="DELETE", nested_depth=1)
+    assert [f.rule.name for f in evaluate([deletes, everywhere], child, "DELETE", NOON)] == [
+        "every"]
+
+
 # --- messages -------------------------------------------------------------------------
 
 
 def test_the_operators_message_follows_the_rule_name() -> None:
     finding = evaluate([rule(MaxResources(0), name="tiny", message="ask the cloud team")],
-                       stack(*servers(1)), "CREATE")
+                       stack(*servers(1)), "CREATE", NOON)
 
     assert [str(f) for f in finding] == [
         "tiny (ask the cloud team): 1 resource, more than the limit of 0"
@@ -180,7 +325,7 @@ def test_the_operators_message_follows_the_rule_name() -> None:
 
 
 def test_long_lists_are_capped() -> None:
-    findings = evaluate([rule(DeniedTypes((SERVER,)))], stack(*servers(8)), "CREATE")
+    findings = evaluate([rule(DeniedTypes((SERVER,)))], stack(*servers(8)), "CREATE", NOON)
 
     assert render(findings) == (
         "r: types denied: server0 (OS::Nova::Server), server1 (OS::Nova::Server), "
@@ -196,7 +341,7 @@ def test_long_lists_are_capped() -> None:
 def test_findings_keep_the_rules_order() -> None:
     rules = [rule(MaxResources(0), name="b"), rule(RequiredTags(("x",)), name="a")]
 
-    assert [f.rule.name for f in evaluate(rules, stack(*servers(1)), "CREATE")] == ["b", "a"]
+    assert [f.rule.name for f in evaluate(rules, stack(*servers(1)), "CREATE", NOON)] == ["b", "a"]
 
 
 # --- the plugin -----------------------------------------------------------------------
@@ -220,16 +365,14 @@ def conf() -> Iterator[cfg.ConfigOpts]:
     opts.reset()
 
 
-def configured(conf: cfg.ConfigOpts, rules_file: Path | str | None = None) -> PolicyPlugin:
+def configured(conf: cfg.ConfigOpts, rules_file: Path | str | None = None,
+               now: datetime.datetime = NOON) -> PolicyPlugin:
     plugin = PolicyPlugin()
     # configure registers the group; register first so the override has a target.
     conf.register_opts(policy_plugin.OPTS, group=policy_plugin.GROUP)
     if rules_file is not None:
         conf.set_override("rules_file", str(rules_file), group=policy_plugin.GROUP)
-    plugin.configure(PluginServices(
-        conf=conf, database=NoDatabase(),
-        clock=lambda: datetime.datetime.now(datetime.UTC),
-    ))
+    plugin.configure(PluginServices(conf=conf, database=NoDatabase(), clock=fixed_clock(now)))
     return plugin
 
 
@@ -361,6 +504,101 @@ def test_calls_are_repeatable_and_leave_nothing_behind(
     assert plugin.describe_stack(view.id) is None
 
 
+CHANGE_RULES = """\
+rules:
+  - name: keep-db
+    effect: deny
+    protect: {resources: {types: ["OS::Trove::*"]}}
+  - name: few-replacements
+    effect: soft
+    max_changes: {limit: 1}
+    message: ask the service owner
+  - name: servers-in-place
+    effect: warn
+    protect: {changes: [UPDATE], resources: {types: ["OS::Nova::*"]}}
+  - name: friday-freeze
+    effect: deny
+    during: [{days: [Fri], from: "16:00", to: "23:59"}]
+    protect: {changes: [CREATE, UPDATE, REPLACE, DELETE]}
+"""
+
+
+def test_an_update_replacing_a_protected_resource_is_denied(
+    conf: cfg.ConfigOpts, tmp_path: Path
+) -> None:
+    plugin = configured(conf, write(tmp_path, CHANGE_RULES))
+    stored, target = update([resource("db", DB)], [resource("db", DB)], {"db": REPLACE})
+
+    with pytest.raises(Denied) as raised:
+        plugin.do_pre_op(CONTEXT, stored, current_stack=target, action="UPDATE")
+    assert str(raised.value) == (
+        "keep-db: REPLACE or DELETE of resources of type OS::Trove::*: "
+        "REPLACE db (OS::Trove::Instance)"
+    )
+
+
+def test_a_failed_soft_rule_asks_for_an_approval_that_overrides_it(
+    conf: cfg.ConfigOpts, tmp_path: Path
+) -> None:
+    plugin = configured(conf, write(tmp_path, CHANGE_RULES))
+    stored, target = update(servers(2), servers(2), {"server0": REPLACE, "server1": REPLACE})
+
+    assert plugin.do_pre_op(CONTEXT, stored, current_stack=target, action="UPDATE") == Pending(
+        "approval needed to override few-replacements (ask the service owner): 2 REPLACE "
+        "or DELETE of resources, more than the limit of 1: REPLACE server0 (OS::Nova::Server),"
+        " REPLACE server1 (OS::Nova::Server)", window_seconds=None, override=True)
+    # A dry run gets the same verdict: Kiln reports it as pending and refuses nothing.
+    dry = dataclasses.replace(target, dry_run=True)
+    verdict = plugin.do_pre_op(CONTEXT, stored, current_stack=dry, action="UPDATE")
+    assert isinstance(verdict, Pending) and verdict.override
+
+
+def test_a_soft_failure_names_the_warnings_for_the_approver(
+    conf: cfg.ConfigOpts, tmp_path: Path
+) -> None:
+    plugin = configured(conf, write(tmp_path, CHANGE_RULES))
+    stored, target = update(servers(2), servers(2), {"server0": REPLACE, "server1": UPDATE})
+
+    assert plugin.do_pre_op(CONTEXT, stored, current_stack=target, action="UPDATE") == Warn(
+        "servers-in-place: UPDATE of resources of type OS::Nova::*: "
+        "UPDATE server1 (OS::Nova::Server)")
+    stored, target = update(servers(3), servers(3), {
+        "server0": REPLACE, "server1": REPLACE, "server2": UPDATE})
+    verdict = plugin.do_pre_op(CONTEXT, stored, current_stack=target, action="UPDATE")
+    assert isinstance(verdict, Pending) and verdict.override
+    assert verdict.message.startswith("approval needed to override few-replacements ")
+    assert verdict.message.endswith(
+        " (warnings: servers-in-place: UPDATE of resources of type OS::Nova::*: "
+        "UPDATE server2 (OS::Nova::Server))")
+
+
+def test_deny_beats_soft(conf: cfg.ConfigOpts, tmp_path: Path) -> None:
+    plugin = configured(conf, write(tmp_path, CHANGE_RULES))
+    stored, target = update([resource("db", DB), *servers(1)], servers(1),
+                            {"db": DELETE, "server0": REPLACE})
+
+    # Only the denial is reported: the soft rule failed too, but no approval can help.
+    with pytest.raises(Denied, match=r"^keep-db: [^;]*$"):
+        plugin.do_pre_op(CONTEXT, stored, current_stack=target, action="UPDATE")
+
+
+def test_a_freeze_reads_the_clock_kiln_gives(conf: cfg.ConfigOpts, tmp_path: Path) -> None:
+    path = write(tmp_path, CHANGE_RULES)
+    stored, target = update(servers(1), [*servers(1), resource("new", SERVER)],
+                            {"server0": Change.NONE, "new": Change.CREATE})
+
+    assert configured(conf, path).do_pre_op(
+        CONTEXT, stored, current_stack=target, action="UPDATE") is None
+    conf.reset()
+    with pytest.raises(Denied) as raised:
+        configured(conf, path, now=FRIDAY_EVENING).do_pre_op(
+            CONTEXT, stored, current_stack=target, action="UPDATE")
+    assert str(raised.value) == (
+        "friday-freeze: CREATE, UPDATE, REPLACE or DELETE of resources during "
+        "Fri 16:00-23:59 UTC: CREATE new (OS::Nova::Server)"
+    )
+
+
 def test_policy_runs_early() -> None:
     assert PolicyPlugin().get_ordinal() == 10
 
@@ -376,7 +614,7 @@ def test_a_bad_rules_file_stops_configure(conf: cfg.ConfigOpts, tmp_path: Path) 
     path = write(tmp_path, "rules:\n  - {effect: block, max_resources: 1}\n")
 
     with pytest.raises(StartupFailed, match=f"^Policy rules file {path}: rules\\[0\\]: "
-                       "unknown effect 'block'; expected one of deny, warn$"):
+                       "unknown effect 'block'; expected one of deny, soft, warn$"):
         configured(conf, path)
 
 
@@ -471,21 +709,22 @@ def test_the_document_shape_is_checked(tmp_path: Path, text: str, problem: str) 
     ("{name: cap, effect: deny, max_cout: {type: x, limit: 1}}",
      "rules[1] (cap): unknown key 'max_cout'; did you mean 'max_count'?"),
     ("{effect: deny, max_resources: 1, severity: high}",
-     "rules[1]: unknown key 'severity'; expected name, effect, message, actions, "
-     "max_resources, max_count, allowed_types, denied_types, required_properties, "
-     "required_tags"),
+     "rules[1]: unknown key 'severity'; expected name, effect, message, actions, during, "
+     "tree_scope, max_resources, max_count, allowed_types, denied_types, "
+     "required_properties, required_tags, protect, max_changes, any_operation"),
     ("{effect: deny, max_count: {type: x, limit: 1, per: stack}}",
      "rules[1]: 'max_count': unknown key 'per'; expected type, limit"),
     # Effect.
     ("{name: cap, effect: block, max_resources: 1}",
-     "rules[1] (cap): unknown effect 'block'; expected one of deny, warn"),
+     "rules[1] (cap): unknown effect 'block'; expected one of deny, soft, warn"),
     ("{effect: Deny, max_resources: 1}",
-     "rules[1]: unknown effect 'Deny'; expected one of deny, warn"),
-    ("{max_resources: 1}", "rules[1]: 'effect' is missing; expected one of deny, warn"),
+     "rules[1]: unknown effect 'Deny'; expected one of deny, soft, warn"),
+    ("{max_resources: 1}", "rules[1]: 'effect' is missing; expected one of deny, soft, warn"),
     # Exactly one check.
     ("{name: cap, effect: deny}",
      "rules[1] (cap): no check given; add exactly one of max_resources, max_count, "
-     "allowed_types, denied_types, required_properties, required_tags"),
+     "allowed_types, denied_types, required_properties, required_tags, protect, "
+     "max_changes, any_operation"),
     ("{effect: deny, max_resources: 1, required_tags: [a]}",
      "rules[1]: more than one check (max_resources, required_tags); write one rule per check"),
     # Values.
@@ -523,20 +762,163 @@ def test_each_rule_is_checked_strictly(tmp_path: Path, rule_text: str, problem: 
     assert load_error(tmp_path, text) == problem
 
 
+def test_every_change_kind_window_and_default_loads(tmp_path: Path) -> None:
+    rules = load_text(tmp_path, """\
+        rules:
+          - {name: keep, effect: deny, protect: {}}
+          - name: keep-tagged
+            effect: soft
+            protect:
+              changes: [DELETE, UPDATE]
+              resources: {types: ["OS::Trove::*"], names: [db], tags: [protected],
+                          metadata: [keep]}
+          - {name: few, effect: warn, max_changes: {limit: 5, changes: [REPLACE]}}
+          - {name: deletes, effect: deny, actions: [DELETE, ABANDON], any_operation: true,
+             tree_scope: root}
+          - name: freeze
+            effect: deny
+            actions: [CREATE, UPDATE, DELETE]
+            during:
+              - {days: [Sat, Fri], from: "22:00", to: "5:59", timezone: Europe/Paris}
+              - {days: [Sun]}
+              - {from: "12:00", to: "12:59"}
+              - {start: 2024-12-20, end: "2025-01-03 08:00"}
+              - {start: "2025-03-01T18:00", end: 2025-03-02, timezone: UTC}
+            protect: {changes: [CREATE, UPDATE, REPLACE, DELETE]}
+        """)
+
+    utc = datetime.UTC
+    assert rules == (
+        Rule("keep", "deny", Protect(), CHANGE_ACTIONS),
+        Rule("keep-tagged", "soft", Protect(
+            changes=(UPDATE, DELETE),  # in the vocabulary's order
+            resources=Selector(types=("OS::Trove::*",), names=("db",), tags=("protected",),
+                               metadata=("keep",)))),
+        Rule("few", "warn", MaxChanges(5, changes=(REPLACE,))),
+        Rule("deletes", "deny", AnyOperation(), frozenset({"DELETE", "ABANDON"}),
+             tree_scope="root"),
+        Rule("freeze", "deny", Protect(changes=CHANGES),
+             frozenset({"CREATE", "UPDATE", "DELETE"}), during=(
+                 Weekly(days=(4, 5), start=22 * 60, end=5 * 60 + 59, timezone="Europe/Paris"),
+                 Weekly(days=(6,)),
+                 Weekly(start=12 * 60, end=12 * 60 + 59),
+                 Period(datetime.datetime(2024, 12, 20, tzinfo=utc),
+                        datetime.datetime(2025, 1, 3, 8, 1, tzinfo=utc)),
+                 Period(datetime.datetime(2025, 3, 1, 18, 0, tzinfo=utc),
+                        datetime.datetime(2025, 3, 3, tzinfo=utc)),
+             )),
+    )
+    assert rules[1].actions == CHANGE_ACTIONS
+    assert rules[2].actions == CHANGE_ACTIONS
+
+
+@pytest.mark.parametrize(("rule_text", "problem"), [
+    # Changes and the resources selected.
+    ("{effect: deny, protect: {changes: [REPLACE, NONE]}}",
+     "rules[1]: 'protect': 'changes': unknown change 'NONE'; expected some of CREATE, UPDATE, "
+     "REPLACE, DELETE"),
+    ("{effect: deny, protect: {changes: REPLACE}}",
+     "rules[1]: 'protect': 'changes': must be a non-empty list of strings, "
+     "not a string ('REPLACE')"),
+    ("{effect: deny, protect: [REPLACE]}",
+     "rules[1]: 'protect': must be a mapping with changes, resources, not a list (['REPLACE'])"),
+    ("{effect: deny, protect: {resources: {}}}",
+     "rules[1]: 'protect': 'resources': give some of types, names, tags, metadata, or leave "
+     "'resources' out to select every resource"),
+    ("{effect: deny, protect: {resources: {tag: [protected]}}}",
+     "rules[1]: 'protect': 'resources': unknown key 'tag'; did you mean 'tags'?"),
+    ("{effect: deny, protect: {resources: {types: 'OS::Trove::*'}}}",
+     "rules[1]: 'protect': 'resources': 'types': must be a non-empty list of strings, "
+     "not a string ('OS::Trove::*')"),
+    ("{effect: deny, max_changes: {changes: [DELETE]}}",
+     "rules[1]: 'max_changes': 'limit' is missing"),
+    ("{effect: deny, max_changes: {limit: -1}}",
+     "rules[1]: 'max_changes': 'limit': must be a whole number of 0 or more, "
+     "not an integer (-1)"),
+    ("{effect: deny, any_operation: true}",
+     "rules[1]: 'any_operation' needs 'actions': the stack actions it applies to"),
+    ("{effect: deny, any_operation: true, actions: [DELETE], tree_scope: top}",
+     "rules[1]: 'tree_scope': must be one of every, root, not a string ('top')"),
+    ("{effect: deny, actions: [DELETE], any_operation: false}",
+     "rules[1]: 'any_operation': must be true (to turn the rule off, remove it), "
+     "not a boolean (False)"),
+    # Time windows.
+    ("{effect: deny, max_resources: 1, during: {days: [Fri]}}",
+     "rules[1]: 'during': must be a non-empty list of windows, not a mapping "
+     "({'days': ['Fri']})"),
+    ("{effect: deny, max_resources: 1, during: [{}]}",
+     "rules[1]: 'during'[0]: give 'days' and/or 'from' and 'to' for a weekly window, or "
+     "'start' and 'end' for a period"),
+    ("{effect: deny, max_resources: 1, during: [{day: [Fri]}]}",
+     "rules[1]: 'during'[0]: unknown key 'day'; did you mean 'days'?"),
+    ("{effect: deny, max_resources: 1, during: [{days: [Friday]}]}",
+     "rules[1]: 'during'[0]: 'days': unknown day 'Friday'; expected some of Mon, Tue, Wed, "
+     "Thu, Fri, Sat, Sun"),
+    ("{effect: deny, max_resources: 1, during: [{from: 16:00, to: '23:59'}]}",
+     "rules[1]: 'during'[0]: 'from': must be a time \"HH:MM\" in quotes, not an integer "
+     "(960); YAML reads an unquoted 16:00 as a number"),
+    ("{effect: deny, max_resources: 1, during: [{from: '16h', to: '24:00'}]}",
+     "rules[1]: 'during'[0]: 'from': must be a time \"HH:MM\" (00:00 to 23:59), "
+     "not a string ('16h')"),
+    ("{effect: deny, max_resources: 1, during: [{from: '16:00', to: '24:00'}]}",
+     "rules[1]: 'during'[0]: 'to': must be a time \"HH:MM\" (00:00 to 23:59), "
+     "not a string ('24:00')"),
+    ("{effect: deny, max_resources: 1, during: [{days: [Fri], from: '16:00'}]}",
+     "rules[1]: 'during'[0]: give both 'from' and 'to', or neither for whole days"),
+    ("{effect: deny, max_resources: 1, during: [{days: [Fri], timezone: Mars/Olympus}]}",
+     "rules[1]: 'during'[0]: 'timezone': unknown time zone 'Mars/Olympus'; give an IANA "
+     "name such as Europe/Paris, or UTC"),
+    ("{effect: deny, max_resources: 1, during: [{days: [Fri], start: 2025-01-01}]}",
+     "rules[1]: 'during'[0]: a window is weekly (days, from, to) or a period (start, end), "
+     "not both"),
+    ("{effect: deny, max_resources: 1, during: [{start: 2025-01-01}]}",
+     "rules[1]: 'during'[0]: 'end' is missing; a period needs 'start' and 'end'"),
+    ("{effect: deny, max_resources: 1, during: [{start: 2025-01-02, end: 2025-01-01}]}",
+     "rules[1]: 'during'[0]: 'end' is before 'start'"),
+    ("{effect: deny, max_resources: 1, during: [{start: 2025-01-01, end: '2025-01-02 8h'}]}",
+     "rules[1]: 'during'[0]: 'end': must be a date \"YYYY-MM-DD\" or a date and time "
+     "\"YYYY-MM-DD HH:MM\", not a string ('2025-01-02 8h')"),
+    ("{effect: deny, max_resources: 1, during: [{start: 2025-01-01 08:00:00, end: 2025-01-02}]}",
+     "rules[1]: 'during'[0]: 'start': write a date, or a date and time \"YYYY-MM-DD HH:MM\" "
+     "in quotes (its time zone is 'timezone'), not a date and time (2025-01-01 08:00:00)"),
+])
+def test_change_rules_and_windows_are_checked_strictly(
+    tmp_path: Path, rule_text: str, problem: str
+) -> None:
+    text = f"rules:\n  - {{name: first, effect: deny, max_resources: 1}}\n  - {rule_text}\n"
+
+    assert load_error(tmp_path, text) == problem
+
+
 def test_the_example_file_loads_and_judges(tmp_path: Path) -> None:
     rules = load_rules(str(EXAMPLE))
 
     kinds = {type(r.check) for r in rules}
     assert kinds == {MaxResources, MaxCount, AllowedTypes, DeniedTypes, RequiredProperties,
-                     RequiredTags}
+                     RequiredTags, Protect, MaxChanges, AnyOperation}
+    assert {r.effect for r in rules} == {"deny", "soft", "warn"}
+    assert any(r.during for r in rules)
     good = stack(resource("web", SERVER, security_groups=["default"]),
                  resource("net", "OS::Neutron::Net"), tags=("owner=web-team",))
-    assert evaluate(rules, good, "CREATE") == []
+    assert evaluate(rules, good, "CREATE", NOON) == []
     bad = stack(resource("web", SERVER), resource("db", "OS::Trove::Instance"),
                 resource("fip", "OS::Neutron::FloatingIP"))
-    assert [f.rule.name for f in evaluate(rules, bad, "CREATE")] == [
+    assert [f.rule.name for f in evaluate(rules, bad, "CREATE", NOON)] == [
         "supported-services", "no-floating-ips", "servers-need-security-groups", "owner-tag",
     ]
+    # Planned changes: a database replaced, a tenant-protected server deleted, and on a
+    # Saturday, the freeze.
+    volume, kept = resource("db", "OS::Cinder::Volume"), servers(1, security_groups=["sg"])
+    stored, target = update(
+        [volume, resource("web", SERVER, tags=["protected"]), *kept], [volume, *kept],
+        {"db": REPLACE, "web": DELETE, "server0": UPDATE})
+    saturday = datetime.datetime(2025, 6, 7, 9, 0, tzinfo=datetime.UTC)
+    assert [f.rule.name for f in evaluate(rules, stored, "UPDATE", NOON, target)] == [
+        "keep-databases", "tenant-protected"]
+    assert [f.rule.name for f in evaluate(rules, stored, "UPDATE", saturday, target)] == [
+        "keep-databases", "tenant-protected", "friday-freeze"]
+    assert [f.rule.name for f in evaluate(rules, stack(action="ABANDON"), "ABANDON", NOON)
+            ] == ["abandon-needs-approval"]
 
 
 def test_rules_are_frozen() -> None:

@@ -24,10 +24,11 @@ from engine.lifecycle.base import Denied, PluginServices
 from engine.lifecycle.view import ResourceView, StackView, freeze
 from plugins.lifecycle.quota import plugin as quota_plugin
 from plugins.lifecycle.quota import store
+from tests.unit.db.conftest import add_stack, add_tenant
 
 NOW = datetime.datetime(2026, 11, 22, 14, 0, tzinfo=datetime.UTC)
 # Migrate to this plugin's revision, not to head: later revisions are not its concern.
-REVISION = "0003"
+REVISION = "0014"  # 0003 made the table, 0014 added the trees
 
 
 @pytest.fixture
@@ -62,9 +63,25 @@ def make_stack(resources: int, *, tenant_id: str = "tenant-a", stack_id: str | N
                      resources=freeze(views), dry_run=dry_run)
 
 
+def nested_in(parent: StackView, resource: str, resources: int, *,
+              action: str = "CREATE", stack_id: str | None = None) -> StackView:
+    """A stack nested in ``parent`` by its resource ``resource``, placed in the tree as
+    the worker's views place it."""
+    child = make_stack(resources, tenant_id=parent.tenant_id, stack_id=stack_id,
+                       action=action)
+    return dataclasses.replace(
+        child, name=f"{parent.name}-{resource}", owner_id=parent.id,
+        root_stack_id=parent.root_stack_id, nested_depth=parent.nested_depth + 1,
+        path=(*parent.path, (resource, f"{parent.name}-{resource}")))
+
+
 def resized(stack: StackView, resources: int, action: str) -> StackView:
     """The same stack with another resource count, as an update would build it."""
-    return make_stack(resources, tenant_id=stack.tenant_id, stack_id=stack.id, action=action)
+    return dataclasses.replace(make_stack(resources, tenant_id=stack.tenant_id,
+                                          stack_id=stack.id, action=action),
+                               name=stack.name, owner_id=stack.owner_id,
+                               root_stack_id=stack.root_stack_id,
+                               nested_depth=stack.nested_depth, path=stack.path)
 
 
 def context(tenant_id: str = "tenant-a") -> RequestContext:
@@ -102,6 +119,39 @@ def test_the_migration_creates_the_table_the_store_defines(database: Database) -
     assert ours == []
 
 
+def test_the_trees_migration_gives_the_rows_before_it_their_root(
+        tmp_path: pathlib.Path) -> None:
+    # Both built-in plugins' rows, written before revision 0014 knew of trees.
+    sqlite = Database(f"sqlite:///{tmp_path}/before.sqlite")
+    migration.upgrade(sqlite, "0013")
+    with sqlite.transaction() as session:
+        tenant_id = add_tenant(session).id
+        root = add_stack(session, tenant_id, "root")
+        child = add_stack(session, tenant_id, "root-a", owner_id=root.id, nested_depth=1)
+        grandchild = add_stack(session, tenant_id, "root-a-b", owner_id=child.id,
+                               nested_depth=2)
+        ids = [root.id, child.id, grandchild.id, "gone"]  # a row whose stack is gone
+        for stack_id in ids:
+            session.execute(sa.text(
+                "INSERT INTO lifecycle_quota_usage VALUES (:id, 't', 1, 0, 'CREATE', :now)"),
+                {"id": stack_id, "now": NOW})
+            session.execute(sa.text(
+                "INSERT INTO lifecycle_placement_reservations (stack_id, resource_name, "
+                "state, action, tenant_id, resource_type, rack, host, amounts, created_at) "
+                "VALUES (:id, 'r', 'held', 'CREATE', 't', 'T', 'a', 'h', '{}', :now)"),
+                {"id": stack_id, "now": NOW})
+    migration.upgrade(sqlite, "0014")
+    try:
+        with sqlite.read() as session:
+            for table in ("lifecycle_quota_usage", "lifecycle_placement_reservations"):
+                roots = dict(session.execute(sa.text(
+                    f"SELECT stack_id, root_stack_id FROM {table}")).all())
+                assert roots == {root.id: root.id, child.id: root.id,
+                                 grandchild.id: root.id, "gone": "gone"}
+    finally:
+        sqlite.dispose()
+
+
 def test_the_stack_limit_denies_naming_tenant_and_counts(database: Database,
                                                          tmp_path: pathlib.Path) -> None:
     plugin = make_plugin(database, tmp_path, max_stacks_per_tenant="2")
@@ -131,7 +181,8 @@ def test_the_defaults_are_heats_512_stacks_and_no_resource_limit(
     plugin = make_plugin(database, tmp_path)
     create(plugin, make_stack(5000))
     description = plugin.describe_stack(rows(database)[0][0])
-    assert description["tenant_limits"] == {"stacks": 512, "resources": -1}
+    assert description["tenant_limits"] == {"stacks": 512, "resources": -1,
+                                            "resources_per_stack": -1}
 
 
 def test_a_failed_create_keeps_counting_what_it_left_behind(database: Database,
@@ -317,6 +368,77 @@ def test_tenant_overrides_replace_the_defaults(database: Database,
     assert usage(database, "big") == store.Usage(stacks=3, resources=300)
 
 
+# --- trees of nested stacks ----------------------------------------------------------------
+
+
+def test_a_nested_tree_is_one_stack_and_its_resources_count_together(
+        database: Database, tmp_path: pathlib.Path) -> None:
+    plugin = make_plugin(database, tmp_path, max_stacks_per_tenant="1",
+                         max_resources_per_tenant="20", max_resources_per_stack="7")
+    root = make_stack(3)  # one of the three owns the child: it counts as Heat counts it
+    create(plugin, root)
+    child = nested_in(root, "group", 2)
+    create(plugin, child)  # no second stack: the tree is one
+    grandchild = nested_in(child, "0", 2)
+    create(plugin, grandchild)
+    assert usage(database) == store.Usage(stacks=1, resources=7)
+
+    # Splitting the stack further does not pass the per-stack limit...
+    with pytest.raises(Denied) as denied:
+        create(plugin, nested_in(child, "1", 1))
+    assert str(denied.value) == ("stack resource quota exceeded: stack s and the stacks "
+                                 "nested in it have 7 resources of 7 allowed per stack, "
+                                 "this nested stack needs 1 more")
+    # ... nor does an update of a nested stack that grows it.
+    with pytest.raises(Denied, match="have 7 resources of 7 allowed per stack, this nested "
+                       "stack needs 2 more"):
+        plugin.do_pre_op(context(), resized(grandchild, 2, "UPDATE"),
+                         resized(grandchild, 4, "UPDATE"), action="UPDATE")
+    # The tenant's stack limit counts top-level stacks only.
+    with pytest.raises(Denied, match="tenant tenant-a has 1 stacks of 1 allowed"):
+        create(plugin, make_stack(1))
+
+    # What a nested stack gives back is the tree's again.
+    deleting = resized(grandchild, 2, "DELETE")
+    plugin.do_pre_op(context(), deleting, action="DELETE")
+    plugin.do_post_op(context(), deleting, action="DELETE")
+    create(plugin, nested_in(child, "1", 2))
+    assert plugin.describe_stack(child.id)["tree_usage"] == {"resources": 7}
+    assert plugin.describe_stack(child.id)["root_stack_id"] == root.id
+
+
+def test_each_tree_has_its_own_per_stack_limit(database: Database,
+                                               tmp_path: pathlib.Path) -> None:
+    plugin = make_plugin(database, tmp_path, max_resources_per_stack="4",
+                         tenant_overrides="tenant-b:10/100/6")
+    first, second = make_stack(3), make_stack(3)
+    create(plugin, first)
+    create(plugin, second)
+    create(plugin, nested_in(first, "x", 1))
+    with pytest.raises(Denied, match="stack s and the stacks nested in it have 3 resources "
+                       "of 4 allowed per stack, this nested stack needs 2 more"):
+        create(plugin, nested_in(second, "x", 2))
+    with pytest.raises(Denied, match=r"this stack needs 5 more"):
+        create(plugin, make_stack(5))  # a top-level stack alone, too
+    other = make_stack(4, tenant_id="tenant-b")  # the override's own per-stack limit
+    create(plugin, other)
+    create(plugin, nested_in(other, "x", 2))
+    assert usage(database, "tenant-b") == store.Usage(stacks=1, resources=6)
+
+
+def test_a_dry_run_of_a_nested_stack_counts_its_tree(database: Database,
+                                                     tmp_path: pathlib.Path) -> None:
+    plugin = make_plugin(database, tmp_path, max_resources_per_stack="5")
+    root = make_stack(3)
+    create(plugin, root)
+    fits = dataclasses.replace(nested_in(root, "a", 2), dry_run=True)
+    assert plugin.do_pre_op(context(), fits, action="CREATE") is None
+    with pytest.raises(Denied, match="have 3 resources of 5 allowed per stack"):
+        plugin.do_pre_op(context(), dataclasses.replace(nested_in(root, "a", 3),
+                                                        dry_run=True), action="CREATE")
+    assert [row[0] for row in rows(database)] == [root.id]
+
+
 def test_a_dry_run_decides_and_writes_nothing(database: Database,
                                               tmp_path: pathlib.Path) -> None:
     plugin = make_plugin(database, tmp_path, max_stacks_per_tenant="2",
@@ -348,20 +470,24 @@ def test_describe_stack_shows_the_row_and_the_tenant_limits(database: Database,
         "pending_resources": 0,
         "action": "CREATE",
         "updated_at": "2026-11-22T14:00:00+00:00",
-        "tenant_limits": {"stacks": 4, "resources": 40},
+        "root_stack_id": second.id,
+        "tenant_limits": {"stacks": 4, "resources": 40, "resources_per_stack": -1},
         "tenant_usage": {"stacks": 2, "resources": 8},
+        "tree_usage": {"resources": 5},
     }
     assert plugin.describe_stack(str(uuid.uuid4())) is None
     assert plugin.get_ordinal() == 20
 
 
 @pytest.mark.parametrize(("value", "problem"), [
-    ("t1:10", "t1: '10' is not <stacks>/<resources>"),
+    ("t1:10", "t1: '10' is not <stacks>/<resources>[/<resources per stack>]"),
     ("t1:10/", "t1: '10/' is not <stacks>/<resources>"),
     ("t1:/10", "t1: '/10' is not <stacks>/<resources>"),
     ("t1:a/b", "t1: 'a/b' is not <stacks>/<resources>"),
     ("t1:-2/5", "t1: '-2/5' is not <stacks>/<resources>"),
-    ("t1:1/2/3", "t1: '1/2/3' is not <stacks>/<resources>"),
+    ("t1:1/2/", "t1: '1/2/' is not <stacks>/<resources>"),
+    ("t1:1/2/3/4", "t1: '1/2/3/4' is not <stacks>/<resources>"),
+    ("t1:1/2/-3", "t1: '1/2/-3' is not <stacks>/<resources>"),
     ("t1:+1/2", "t1: '+1/2' is not <stacks>/<resources>"),
     ("t1:1 / 2", "t1: '1 / 2' is not <stacks>/<resources>"),
     ("t1:1/2,t1:3/4", "Duplicate key t1"),
@@ -380,6 +506,7 @@ def test_bad_overrides_stop_configure_naming_the_option(tmp_path: pathlib.Path, 
 @pytest.mark.parametrize(("option", "value"), [
     ("max_stacks_per_tenant", "-2"),
     ("max_resources_per_tenant", "many"),
+    ("max_resources_per_stack", "-5"),
 ])
 def test_bad_limits_stop_configure_naming_the_option(tmp_path: pathlib.Path, option: str,
                                                      value: str) -> None:
@@ -392,7 +519,7 @@ def test_list_opts_names_the_group() -> None:
     [(group, opts)] = quota_plugin.list_opts()
     assert group == "lifecycle_quota"
     assert [opt.name for opt in opts] == ["max_stacks_per_tenant", "max_resources_per_tenant",
-                                          "tenant_overrides"]
+                                          "max_resources_per_stack", "tenant_overrides"]
 
 
 def race(plugin: quota_plugin.QuotaPlugin, stacks: list[StackView]) -> list[bool]:
