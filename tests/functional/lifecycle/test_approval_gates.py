@@ -177,6 +177,7 @@ def test_an_engine_killed_while_an_operation_is_parked_leaves_it_to_another(
     gated.engine()
 
     wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    settled_events(heat, stack_id, "CREATE")
     assert [c[:2] for c in gated.calls(stack_id)] == [
         ("guard", "pre"), ("ask", "pre"), ("cached", "pre"),
         ("cached", "post"), ("ask", "post"), ("guard", "post")]
