@@ -121,6 +121,10 @@ class KilnManage(App):
         if err is not None and not isinstance(err, KilnError | BrokenPipeError) \
                 and not self.options.debug:
             traceback.print_exception(err, file=sys.stderr)
+        if self._kiln is not None:
+            # Its connections closed now, not by the interpreter's exit: a caller that
+            # runs commands in its own process (a test) keeps none open.
+            self._kiln.db.dispose()
 
 
 def _version() -> str:

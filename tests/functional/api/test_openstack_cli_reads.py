@@ -37,7 +37,7 @@ def openstack(env: dict[str, str], *args: str, ok: bool = True
 
 @pytest.fixture(scope="module")
 def env(kiln_all: servers.Kiln, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    line = servers.manage(kiln_all.env, "demo-env").stdout.strip()
+    line = servers.manage_here(kiln_all.env, "demo-env").stdout.strip()
     found = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     found.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
     template = tmp_path_factory.mktemp("cli-reads") / "t.yaml"

@@ -317,7 +317,7 @@ def openstack(env: dict[str, str], *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def cli_env(kiln_all: servers.Kiln) -> dict[str, str]:
-    line = servers.manage(kiln_all.env, "demo-env").stdout.strip()
+    line = servers.manage_here(kiln_all.env, "demo-env").stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     env.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
     return env

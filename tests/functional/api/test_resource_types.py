@@ -225,7 +225,7 @@ def test_validate_show_nested_changes_nothing(setup: dict[str, Any]) -> None:
 
 
 def openstack(kiln: servers.Kiln, *args: str) -> Any:
-    line = servers.manage(kiln.env, "demo-env").stdout.strip()
+    line = servers.manage_here(kiln.env, "demo-env").stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     env.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
     result = subprocess.run([str(servers.BIN / "openstack"), "orchestration", *args,

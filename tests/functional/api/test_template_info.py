@@ -211,7 +211,7 @@ def test_template_info_needs_a_token(setup: dict[str, Any]) -> None:
 
 
 def test_openstack_template_version_list(kiln_all: servers.Kiln) -> None:
-    line = servers.manage(kiln_all.env, "demo-env").stdout.strip()
+    line = servers.manage_here(kiln_all.env, "demo-env").stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     env.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
     result = subprocess.run(

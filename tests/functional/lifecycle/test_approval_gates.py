@@ -144,9 +144,9 @@ def test_a_rejection_through_kiln_manage_fails_the_create_and_unwinds_in_reverse
     stack_id = heat.stacks.create(stack_name=unique("reject"), template=TEMPLATE,
                                   tags="needs-approval")["stack"]["id"]
     waiting(heat, stack_id)
-    operation = json.loads(servers.manage(
+    operation = json.loads(servers.manage_here(
         gated.kiln.env, "operation", "list", "--stack", stack_id, "-f", "json").stdout)[0]
-    shown = json.loads(servers.manage(
+    shown = json.loads(servers.manage_here(
         gated.kiln.env, "operation", "reject", operation["id"], "--comment", "no change today",
         "-f", "json").stdout)
     assert (shown["decision"], shown["comment"]) == ("rejected", "no change today")
