@@ -11,9 +11,12 @@ import pathlib
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import traceback
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from engine.clock import utcnow
@@ -116,6 +119,61 @@ def manage_here(env: Mapping[str, str], *args: str, check: bool = True
     from engine.cmd import manage as kiln_manage
 
     return run_here(kiln_manage.main, "kiln-manage", env, args, check)
+
+
+def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
+                     timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """The ``openstack`` CLI (python-openstackclient with heatclient's plugin) as its
+    executable runs it, under ``env``, in a child forked from this process, which has
+    imported the CLI once: a command then costs its own work, not the second of imports a
+    new interpreter spends. The child is thrown away after each command (the CLI keeps
+    clients from one run to the next in class attributes, so runs must not share a
+    process); it writes to its own files and leaves with ``os._exit``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its own deprecations, at import
+        from openstackclient import shell
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 -- os._exit ends it
+                sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+                os.environ.clear()
+                os.environ.update(env)
+                logging.getLogger().handlers.clear()
+                warnings.simplefilter("ignore")
+                code = shell.main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+            except BaseException:  # noqa: BLE001 -- reported as the executable would
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise AssertionError(f"openstack {' '.join(args)}: no answer in {timeout} s")
+            time.sleep(0.01)
+        out.seek(0)
+        err.seek(0)
+        result = subprocess.CompletedProcess(
+            ["openstack", *args], os.waitstatus_to_exitcode(status),
+            out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+    if check and result.returncode != 0:
+        raise AssertionError(f"openstack {' '.join(args)} failed ({result.returncode}):\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
 
 
 @dataclasses.dataclass

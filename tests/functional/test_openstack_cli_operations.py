@@ -2,11 +2,12 @@
 PUT), rollback of failed updates and creates, suspend, resume, check, abandon, adopt and
 cancel.
 
-Each CLI call costs a second or more of Python start-up, and OSC's ``--wait`` on update,
-on the stack actions and on adopt polls every 5 s (only create has ``--poll``), so one
-stack serves several checks wherever the checks allow it, reads taken together run at
-once, and what the test only needs to know (a wait, a status on the way) it asks through
-python-heatclient as the same tenant.
+The CLI runs as ``servers.openstack_forked`` runs it: in a child forked from the test
+process, which imported it once, so a call costs its own work rather than a second of
+start-up. OSC's ``--wait`` on update, on the stack actions and on adopt polls every 5 s
+(only create has ``--poll``), so one stack serves several checks wherever the checks
+allow it, and what the test only needs to know (a wait, a status on the way) it asks
+through python-heatclient as the same tenant.
 """
 
 from __future__ import annotations
@@ -90,30 +91,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return directory
 
 
-def command(*args: str) -> list[str]:
-    return [str(servers.BIN / "openstack"), *args]
-
-
 def openstack(env: dict[str, str], *args: str, ok: bool = True
               ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(command(*args), env=env, text=True, capture_output=True,
-                            timeout=120)
-    if ok:
-        assert result.returncode == 0, (args, result.stdout, result.stderr)
-    return result
+    return servers.openstack_forked(env, *args, check=ok)
 
 
 def together(env: dict[str, str], *commands: tuple[str, ...]) -> list[str]:
-    """The output of read-only commands run at once: start-up is most of their cost."""
-    running = [(args, subprocess.Popen(command(*args), env=env, text=True,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-               for args in commands]
-    outputs = []
-    for args, process in running:
-        stdout, stderr = process.communicate(timeout=120)
-        assert process.returncode == 0, (args, stdout, stderr)
-        outputs.append(stdout)
-    return outputs
+    """The output of read-only commands, one after another."""
+    return [openstack(env, *args).stdout for args in commands]
 
 
 def snapshot(env: dict[str, str], stack: str

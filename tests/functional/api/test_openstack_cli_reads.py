@@ -28,11 +28,7 @@ resources:
 
 def openstack(env: dict[str, str], *args: str, ok: bool = True
               ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(servers.BIN / "openstack"), *args], env=env, text=True,
-                            capture_output=True, timeout=120)
-    if ok:
-        assert result.returncode == 0, (args, result.stdout, result.stderr)
-    return result
+    return servers.openstack_forked(env, *args, check=ok)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import importlib.metadata
 import json
 import os
 import shlex
-import subprocess
 from typing import Any
 
 import pytest
@@ -228,10 +227,7 @@ def openstack(kiln: servers.Kiln, *args: str) -> Any:
     line = servers.manage_here(kiln.env, "demo-env").stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     env.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
-    result = subprocess.run([str(servers.BIN / "openstack"), "orchestration", *args,
-                             "-f", "json"], env=env, text=True, capture_output=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = servers.openstack_forked(env, "orchestration", *args, "-f", "json")
     return json.loads(result.stdout)
 
 
