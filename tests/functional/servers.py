@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -136,6 +137,10 @@ def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child: never returns
+            # Untraced: a coverage tool's tracer would slow the CLI down, and the child
+            # never saves what it would measure.
+            sys.settrace(None)
+            threading.settrace(None)
             code = 1
             try:
                 os.dup2(out.fileno(), 1)
