@@ -9,10 +9,11 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 4
 # The least total coverage (percent) of the engine and the plugins in the test processes
 # (not in the servers they start: see [coverage:run] in setup.cfg) the suite may fall to.
-# Set at the figure measured when it was introduced (84.6%, 2026-11-26), rounded down: a
-# change that drops tests or adds untested code fails `make test`. Pass COVERAGE_FLOOR=0
-# with a PYTEST_ARGS that runs part of the suite.
-COVERAGE_FLOOR ?= 84
+# Set at the figure measured, rounded down: 84.6% when it was introduced, 91.3% once
+# kiln-manage's tests ran its commands in the test processes (both 2026-11-26). A change
+# that drops tests or adds untested code fails `make test`. Pass COVERAGE_FLOOR=0 with a
+# PYTEST_ARGS that runs part of the suite.
+COVERAGE_FLOOR ?= 91
 
 .PHONY: run test lint test-install linters warm-up sample-config benchmark
 

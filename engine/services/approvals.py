@@ -106,7 +106,9 @@ class Approvals:
         if not ctx.is_admin:
             raise ApprovalForbidden()
         verdict, comment = decision_of(body)
-        by = ctx.username or f"an admin of tenant {ctx.token_tenant_id}"
+        # Kiln's tokens name no user: the token is who decided (kiln-manage token list).
+        by = (f"token {ctx.username}" if ctx.username
+              else f"an admin of tenant {ctx.token_tenant_id}")
         for attempt in self._db.retrying():
             with attempt as session:
                 stack, operation = stack_rows.lock_stack(session, ctx.tenant_id, name,
