@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from engine import reasons
 from engine.clock import Clock
@@ -95,11 +96,19 @@ class OperationRecord:
     cancelled: bool
     steps: admin.StepCounts
     step_holders: dict[str, int]  # worker id -> steps it holds a live lease on
+    # The approval gate it is parked at (plugin, message, window, any decision not yet
+    # taken up), or None.
+    awaiting_approval: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
         """Past its post-ops too."""
         return self.state in SETTLED
+
+
+def _awaited(operation: Operation) -> dict[str, Any] | None:
+    approval = transitions.awaited_approval(operation)
+    return dict(approval) if approval is not None else None
 
 
 def _settled(operation: Operation) -> bool:
@@ -265,7 +274,8 @@ class OperatorService:
                 failure_reason=op.failure_reason,
                 cancelled=transitions.cancelled_by(op) is not None,
                 steps=counts.get(op.id, admin.StepCounts()),
-                step_holders={owner: count for owner, (count, _exp) in holders.items()}))
+                step_holders={owner: count for owner, (count, _exp) in holders.items()},
+                awaiting_approval=_awaited(op)))
         return records
 
     # --- repair -------------------------------------------------------------------------

@@ -36,6 +36,7 @@ def _show(op: OperationRecord) -> tuple[Any, Any]:
         "steps_total": op.steps.total, "steps_done": op.steps.done,
         "steps_running": op.steps.running, "steps_failed": op.steps.failed,
         "step_holders": Structured(op.step_holders),
+        "awaiting_approval": Structured(op.awaiting_approval or {}),
         "failure_reason": op.failure_reason,
     }
     return tuple(fields), tuple(fields.values())

@@ -154,11 +154,14 @@ def test_an_operator_decides_by_operation_id(
     log: list[Entry] = []
     name, stack_id, plugins = parked(db, stacks, ctx, log)
     [operation] = operations(db, stack_id)
+    shown = stacks.kiln.operator.operation(operation.id[:8]).awaiting_approval
+    assert shown is not None and (shown["plugin"], shown["message"]) == ("gate", ASK)
     record = stacks.approvals.decide_operation(operation.id, Verdict.APPROVED, "ok  then",
                                                "root@ctl")
     assert (record.decided_by, record.comment) == ("operator root@ctl", "ok then")
     run(worker_for(stacks, plugins))
     assert status(stacks, ctx, name, stack_id) == "CREATE_COMPLETE"
+    assert stacks.kiln.operator.operation(operation.id).awaiting_approval is None
     with pytest.raises(EntityNotFound):
         stacks.approvals.decide_operation("no-such-id", Verdict.APPROVED, "", "root@ctl")
 
