@@ -252,6 +252,9 @@ class LifecycleProgress(TypedDict, total=False):
     post: list[dict[str, Any]]
     outcome: str  # the stack's final status (COMPLETE or FAILED), for the post-ops
     approval: ApprovalState  # the operation's last approval gate
+    # The plan the pre-ops saw, for the post-ops: {name: {"action": Change, "retained":
+    # true where so}} (``engine.lifecycle.planned.plan_record``), no property values.
+    planned: dict[str, dict[str, Any]]
 
 
 class Operation(Base):

@@ -41,7 +41,9 @@ Writing a plugin
     whose pre-op was called always gets its post-op, including the plugin that denied,
     so every decision a pre-op made (a reservation, a licence) can be un-made. Post-ops
     run in the reverse of the pre-op order. An exception here is recorded and the other
-    post-ops still run.
+    post-ops still run. The views carry the plan the pre-ops saw (``stack.changes``,
+    actions only) and, Kiln's addition, what became of each resource
+    (``stack.outcomes``: its action, status and reason as stored).
 ``cache_key(context, stack, current_stack=None, action=None)``
     Kiln's addition, optional: on UPDATE, a string that changes whenever this plugin's
     decision could (a digest of what the pre-op reads: the new template, the parameters

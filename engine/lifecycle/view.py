@@ -71,6 +71,16 @@ class ResourceChange:
 
 
 @dataclasses.dataclass(frozen=True)
+class ResourceOutcome:
+    """Kiln's addition: what an operation left one resource as, for the post-ops, read
+    from its stored row as they are called (Heat's resource action and status)."""
+
+    action: str  # the resource's last action: CREATE, UPDATE, DELETE, INIT, ...
+    status: str  # COMPLETE, FAILED, IN_PROGRESS
+    status_reason: str  # hidden values masked
+
+
+@dataclasses.dataclass(frozen=True)
 class StackView:
     id: str
     name: str
@@ -88,14 +98,20 @@ class StackView:
     #: True in preview and validate: decide, report, reserve nothing.
     dry_run: bool = False
     #: The planned change of each resource, by name (``ResourceChange``): filled in for the
-    #: pre-ops of a create, an update and a delete, real and dry-run; empty elsewhere.
+    #: pre-ops of a create, an update, a delete, a rollback, an adopt and an abandon, real
+    #: and dry-run, and for their post-ops (the actions only: ``properties`` empty).
     changes: Mapping[str, ResourceChange] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
     #: Kiln's addition: True when ``changes`` is the operation's plan (empty for a plan
-    #: that changes no resource); False when it was not made (other actions, post-ops)
-    #: or could not be made, so a policy on changes can fail closed rather than read
-    #: "nothing changes" into a missing plan.
+    #: that changes no resource); False when it was not made (other actions) or could not
+    #: be made, so a policy on changes can fail closed rather than read "nothing changes"
+    #: into a missing plan.
     changes_known: bool = False
+    #: Kiln's addition, for the post-ops: what became of each resource, by name
+    #: (``ResourceOutcome``), every stored one and each planned DELETE whose row is gone
+    #: (DELETE COMPLETE); empty for the pre-ops.
+    outcomes: Mapping[str, ResourceOutcome] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
     # Where the stack sits in its tree of nested stacks, under Heat's names, so a Heat
     # plugin that tells a child from a top-level stack works unchanged.
     #: The parent stack's id; None for a top-level stack.
@@ -152,6 +168,8 @@ def thaw(value: Any) -> Any:
         return str(value)
     if isinstance(value, ResourceChange):
         return {"action": str(value.action), "properties": thaw(value.properties)}
+    if isinstance(value, ResourceOutcome):
+        return dataclasses.asdict(value)
     if isinstance(value, PropertyChange):
         return {"old": thaw(value.old), "new": thaw(value.new)}
     return value

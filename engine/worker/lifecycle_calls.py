@@ -10,6 +10,10 @@ recording it is made again by the next worker; the plugin contract asks for idem
 A plugin that wants the root stack only (``tree_scope = "root"``) is not called for a
 nested stack's operation: its pre-op is recorded as skipped, as below.
 
+The plan the pre-ops see (``planned_changes``) is kept with the operation, its actions
+only, in its own short transaction guarded by the lease, so the post-ops see it too,
+beside what became of each resource (read from the rows as they are called).
+
 On UPDATE a plugin's pre-op is skipped when its cache key equals the one recorded with
 its call in the stack's last update that completed (``operations.lifecycle`` keeps it,
 so no other table does).
@@ -32,7 +36,7 @@ from engine.db.models import LifecycleProgress, Operation, OperationContext, Sta
 from engine.db.session import Database, DbSession
 from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
-from engine.lifecycle.planned import with_changes
+from engine.lifecycle.planned import outcomes, plan_record, recalled, with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import (
     ALLOW,
@@ -54,7 +58,7 @@ from engine.lifecycle.view import ResourceChange, StackView
 from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Action, Change, OperationState, Verdict
 from engine.worker.planned_changes import PlannedChanges
-from engine.worker.stored_scope import stack_secrets
+from engine.worker.stored_scope import operation_secrets, stack_secrets
 
 LOG = logging.getLogger(__name__)
 
@@ -89,6 +93,8 @@ class LifecycleCalls:
         if all(loaded.name in called for loaded in self._plugins.plugins):
             return
         changes = self._planned.of(operation_id)
+        if changes is not None and progress.get("planned") != plan_record(changes):
+            self._remember(operation_id, changes)
         call = with_changes(call, changes)
         if call.cached_keys and not _changes_nothing(changes):
             # A key vouches for the plugin's inputs, not for the resources: one marked
@@ -107,7 +113,8 @@ class LifecycleCalls:
     def post_ops(self, operation_id: str, is_stack_failure: bool) -> None:
         """Call the post-op of every plugin whose pre-op was called, in reverse order;
         one that fails is recorded and the rest still run."""
-        call, progress = self._read(operation_id, is_stack_failure=is_stack_failure)
+        call, progress = self._read(operation_id, is_stack_failure=is_stack_failure,
+                                    post=True)
         if call is None:
             return
         done = {item["plugin"] for item in progress.get("post", [])}
@@ -128,8 +135,10 @@ class LifecycleCalls:
 
     # --- pieces -------------------------------------------------------------------------
 
-    def _read(self, operation_id: str, is_stack_failure: bool,
-              keys: bool = False) -> tuple[Call | None, dict[str, Any]]:
+    def _read(self, operation_id: str, is_stack_failure: bool, keys: bool = False,
+              post: bool = False) -> tuple[Call | None, dict[str, Any]]:
+        """The call for the operation's plugins, and its lifecycle progress; for the
+        post-ops (``post``) with the stored plan and each resource's outcome."""
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
             if operation is None or operation.lease_owner != self._owner:
@@ -150,11 +159,17 @@ class LifecycleCalls:
             context = _context(operation, stack)
             cached = (_cached_keys(session, operation)
                       if keys and operation.action == Action.UPDATE else None)
-            return (Call(context=context, stack=view, action=operation.action,
-                         current_stack=current, is_stack_failure=is_stack_failure,
-                         cached_keys=cached,
-                         by_parent="nested_in" in (operation.context or {})),
-                    dict(operation.lifecycle or {}))
+            call = Call(context=context, stack=view, action=operation.action,
+                        current_stack=current, is_stack_failure=is_stack_failure,
+                        cached_keys=cached, by_parent="nested_in" in (operation.context or {}))
+            progress = dict(operation.lifecycle or {})
+            if post:
+                planned = (operation.lifecycle or {}).get("planned")
+                changes = recalled(planned) if planned is not None else None
+                rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
+                call = with_changes(call, changes, outcomes(
+                    rows, changes or {}, operation_secrets(stack, payload)))
+            return call, progress
 
     def _view(self, session: DbSession, stack: StackFacts, action: str,
               lineage: Sequence[TreeMemberFacts], target: bool = False) -> StackView:
@@ -231,6 +246,16 @@ class LifecycleCalls:
                     reasons.awaiting_approval(record.plugin, record.message,
                                               expires_at.isoformat(timespec="seconds")),
                     now)
+
+    def _remember(self, operation_id: str, changes: Mapping[str, ResourceChange]) -> None:
+        """Keep the plan's actions with the operation, for its post-ops."""
+        with self._db.transaction() as session:
+            operation = session.get(Operation, operation_id, with_for_update=True)
+            if operation is None or operation.lease_owner != self._owner:
+                raise LeaseLost(operation_id)
+            # A new object, so the JSON column is written.
+            operation.lifecycle = {**(operation.lifecycle or {}),
+                                   "planned": plan_record(changes)}
 
     def _renew(self, operation_id: str) -> None:
         with self._db.transaction() as session:

@@ -2,9 +2,11 @@
 
 Made by the same planner and update decision as the operation (``update_forecast``,
 which the update preview reads too), before any step runs: a create creates every
-resource of its template, a delete deletes every stored one, and an update decides each
-resource as its step will. Other operations (rollback, abandon, adopt, ...) and the
-post-ops get no changes yet.
+resource of its template (an adopt too: it takes each one over), a delete deletes every
+stored one (the rollback of a create too; an abandon also, every one retained), and an
+update decides each resource as its step will (the rollback of an update is the update
+back to the previous definition). Other operations (suspend, resume, check, ...) get no
+changes. The post-ops see the plan's actions as ``lifecycle_calls`` kept them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from engine.vocabulary import Action
 from engine.worker.stored_scope import operation_secrets
 
 LOG = logging.getLogger(__name__)
+# Operations whose plan the plugins see (a rollback's: of a create or of an update).
+_PLANNED = (Action.CREATE, Action.UPDATE, Action.DELETE, Action.ROLLBACK, Action.ADOPT,
+            Action.ABANDON)
 
 @dataclasses.dataclass(frozen=True)
 class _Named:
@@ -69,8 +74,7 @@ class PlannedChanges:
     def _of(self, operation_id: str) -> Mapping[str, ResourceChange] | None:
         with self._db.read() as session:
             operation = session.get(Operation, operation_id)
-            if operation is None or operation.action not in (
-                    Action.CREATE, Action.UPDATE, Action.DELETE):
+            if operation is None or operation.action not in _PLANNED:
                 return None
             stack = stack_rows.load_stack(session, operation.stack_id)
             rows = resource_rows.list_resources(session, stack.id)
@@ -80,18 +84,23 @@ class PlannedChanges:
             payload = operation.payload or {}
             secrets = operation_secrets(stack, payload)
             target = None
-            if operation.action == Action.CREATE:
+            if operation.action in (Action.CREATE, Action.ADOPT):
                 target = self._irs.of(stack)
-            elif operation.action == Action.UPDATE:
+            elif operation.action in (Action.UPDATE, Action.ROLLBACK) and "target" in payload:
+                # An update, or the rollback of one: back to the previous definition.
                 target = self._irs.of(Redefined.of(stack, payload["target"]))
             identity = _Named(stack.id, stack.name, stack.tenant_id)
             action = operation.action
             converge = bool(payload.get("converge"))
         # Outside the transaction: the decision runs resource type code.
         planned: Mapping[str, PlannedChange]
-        if target is None:
+        if target is None:  # a delete, an abandon, the rollback of a create
             planned = forecast_delete(stored)
-        elif action == Action.CREATE:
+            if action == Action.ABANDON:
+                # Abandon forgets the resources and leaves every one where it is.
+                planned = {name: dataclasses.replace(change, retained=True)
+                           for name, change in planned.items()}
+        elif action in (Action.CREATE, Action.ADOPT):
             planned = forecast_create(target, self._types)
         else:
             planned = forecast_update(

@@ -1,21 +1,27 @@
 """engine.worker.planned_changes: the planned change of each resource in the views a
-real operation's pre-ops receive (create, update by PUT and PATCH, delete), decided as the
-operation decides it, hidden values masked; post-ops get none yet. A real SQLite file, the
-real stack services and worker, and a plugin that records what it was given."""
+real operation's pre-ops receive (create, update by PUT and PATCH, delete, rollback,
+adopt, abandon), decided as the operation decides it, hidden values masked; and the plan's
+actions with each resource's outcome in the post-ops' views (``lifecycle_calls``). A real
+SQLite file, the real stack services and worker, and a plugin that records what it was
+given."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pytest
+from sqlalchemy import select
 
 from engine.context import RequestContext
+from engine.db.models import Operation
 from engine.lifecycle.planned import NOT_KNOWN
 from engine.lifecycle.view import StackView, thaw
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import INTEGER, Attribute, Property
+from engine.services.stack_actions import StackActions
 from engine.template.parameters import MASK
 from engine.vocabulary import Change
 from tests.stack_api import StackApi
@@ -50,9 +56,24 @@ def changes(view: StackView) -> dict[str, tuple[str, dict[str, Any]]]:
             for name, change in view.changes.items()}
 
 
-def pre_op(plugin: Recording) -> StackView:
-    [seen] = [seen.stack for seen in plugin.seen if seen.phase == "pre"]
+def pre_op(plugin: Recording, action: str | None = None) -> StackView:
+    [seen] = [seen.stack for seen in plugin.seen
+              if seen.phase == "pre" and action in (None, seen.action)]
     return seen
+
+
+def post_op(plugin: Recording, action: str | None = None) -> StackView:
+    [seen] = [seen.stack for seen in plugin.seen
+              if seen.phase == "post" and action in (None, seen.action)]
+    return seen
+
+
+def actions(view: StackView) -> dict[str, Change]:
+    return {name: change.action for name, change in view.changes.items()}
+
+
+def outcomes(view: StackView) -> dict[str, tuple[str, str]]:
+    return {name: (outcome.action, outcome.status) for name, outcome in view.outcomes.items()}
 
 
 @pytest.fixture
@@ -78,9 +99,13 @@ def test_a_create_plans_every_resource_created_with_its_properties_masked(
     assert planned["changed"][1]["value"] == {"old": None, "new": MASK}
     assert planned["swapped"][1]["value"] == {"old": None, "new": "one"}
     assert planned["kept"][1] == {}
-    # The post-op gets no changes yet.
-    [after] = [seen.stack for seen in watch.seen if seen.phase == "post"]
-    assert after.changes == {}
+    assert pre_op(watch).outcomes == {}
+    # The post-op sees the plan's actions (no properties) and what became of each.
+    after = post_op(watch)
+    assert after.changes_known and actions(after) == actions(pre_op(watch))
+    assert all(change.properties == {} for change in after.changes.values())
+    assert outcomes(after) == dict.fromkeys(
+        ["changed", "dropped", "kept", "swapped"], ("CREATE", "COMPLETE"))
 
 
 @pytest.mark.parametrize("patch", [False, True])
@@ -104,6 +129,15 @@ def test_an_update_plans_each_resource_as_its_step_will_decide_it(
     assert view.changes["added"].properties["value"].new == NOT_KNOWN
     assert planned["added"][1]["value"] == {"old": None, "new": str(NOT_KNOWN)}
     assert "hunter2" not in repr(view.changes) and "swordfish" not in repr(view.changes)
+    # Kept with the operation for the post-ops: the actions, no property value.
+    with stacks.kiln.db.read() as session:
+        [kept] = [operation.lifecycle["planned"] for operation in session.scalars(
+            select(Operation).where(Operation.stack_id == web,
+                                    Operation.action == "UPDATE"))]
+    assert kept == {"added": {"action": "CREATE"}, "changed": {"action": "UPDATE"},
+                    "dropped": {"action": "DELETE"}, "kept": {"action": "NONE"},
+                    "swapped": {"action": "REPLACE"}}
+    assert actions(post_op(plugin)) == actions(view)
 
 
 def test_a_delete_plans_every_stored_resource_deleted(
@@ -117,6 +151,85 @@ def test_a_delete_plans_every_stored_resource_deleted(
         ["changed", "dropped", "kept", "swapped"], Change.DELETE)
     assert planned["changed"][1]["value"] == {"old": MASK, "new": None}
     assert planned["swapped"][1]["value"] == {"old": "one", "new": None}
+    # Their rows are gone: each planned DELETE is reported done.
+    after = post_op(plugin)
+    assert actions(after) == dict.fromkeys(["changed", "dropped", "kept", "swapped"],
+                                           Change.DELETE)
+    assert outcomes(after) == dict.fromkeys(["changed", "dropped", "kept", "swapped"],
+                                            ("DELETE", "COMPLETE"))
+
+
+# "broken" fails its create, its failure reason naming it; the hidden value is its name.
+HALF_BROKEN = """\
+heat_template_version: 2018-08-31
+parameters:
+  password: {type: string, hidden: true, default: broken}
+resources:
+  fine: {type: OS::Heat::None}
+  broken:
+    type: OS::Heat::TestResource
+    properties: {fail: true}
+    depends_on: fine
+"""
+
+
+def test_a_failed_create_shows_the_post_op_the_failed_resource_reason_masked(
+        stacks: StackApi, ctx: RequestContext, watch: Recording) -> None:
+    stacks.create(ctx, {"stack_name": "half", "template": HALF_BROKEN})
+    run(worker_for(stacks, [loaded(watch)]))
+
+    after = post_op(watch)
+    assert actions(after) == {"broken": Change.CREATE, "fine": Change.CREATE}
+    assert outcomes(after) == {"broken": ("CREATE", "FAILED"), "fine": ("CREATE", "COMPLETE")}
+    assert after.outcomes["broken"].status_reason == (
+        f"ValueError: resources.{MASK}: Test Resource failed {MASK}")
+    assert thaw(after.outcomes)["fine"] == {
+        "action": "CREATE", "status": "COMPLETE", "status_reason": "state changed"}
+
+
+def test_the_rollback_of_a_create_plans_every_stored_resource_deleted(
+        stacks: StackApi, ctx: RequestContext, watch: Recording) -> None:
+    stacks.create(ctx, {"stack_name": "half", "template": HALF_BROKEN,
+                        "disable_rollback": False})
+    run(worker_for(stacks, [loaded(watch)]))
+
+    assert actions(pre_op(watch, "ROLLBACK")) == {"broken": Change.DELETE,
+                                                  "fine": Change.DELETE}
+    assert outcomes(post_op(watch, "ROLLBACK")) == {"broken": ("DELETE", "COMPLETE"),
+                                                    "fine": ("DELETE", "COMPLETE")}
+
+
+GROWN = """\
+heat_template_version: 2018-08-31
+resources:
+  kept: {type: OS::Heat::None}
+  grown:
+    type: OS::Heat::TestResource
+    properties: {value: one}
+"""
+# "grown" is updated in place first, then "added" fails its create.
+GROWN_BROKEN = GROWN.replace("value: one", "value: two") + """\
+  added:
+    type: OS::Heat::TestResource
+    properties: {fail: true}
+    depends_on: grown
+"""
+
+
+def test_the_rollback_of_an_update_plans_the_update_back(
+        stacks: StackApi, ctx: RequestContext, watch: Recording) -> None:
+    stack_id = stacks.create(ctx, {"stack_name": "grown", "template": GROWN,
+                                   "disable_rollback": False}).id
+    run(worker_for(stacks))
+    stacks.update(ctx, "grown", stack_id, {"template": GROWN_BROKEN}, patch=False)
+    run(worker_for(stacks, [loaded(watch)]))
+
+    assert outcomes(post_op(watch, "UPDATE"))["added"] == ("CREATE", "FAILED")
+    back = pre_op(watch, "ROLLBACK")
+    assert actions(back) == {"added": Change.DELETE, "grown": Change.UPDATE,
+                             "kept": Change.NONE}
+    assert thaw(back.changes["grown"].properties) == {"value": {"old": "two", "new": "one"}}
+    assert back.changes_known and back.outcomes == {}
 
 
 STRUCTURED = """\
@@ -222,3 +335,26 @@ def test_a_retained_resource_is_planned_deleted_and_said_to_be_kept(
     assert {name: (change.action, change.retained) for name, change in planned.items()} == {
         "named": (Change.DELETE, False), "user": (Change.DELETE, False),
         "kept": (Change.DELETE, True)}
+
+
+def test_an_adopt_plans_every_resource_created_and_an_abandon_every_one_retained(
+        stacks: StackApi, ctx: RequestContext, watch: Recording) -> None:
+    data = {"template": {"heat_template_version": "2018-08-31",
+                         "resources": {"r": {"type": "OS::Heat::None"},
+                                       "s": {"type": "OS::Heat::None"}}},
+            "resources": {"r": {"resource_id": "x"}, "s": {"resource_id": "y"}}}
+    stack_id = stacks.create(ctx, {"stack_name": "taken",
+                                   "adopt_stack_data": json.dumps(data)}).id
+    run(worker_for(stacks, [loaded(watch)]))
+    assert actions(pre_op(watch, "ADOPT")) == {"r": Change.CREATE, "s": Change.CREATE}
+    assert outcomes(post_op(watch, "ADOPT")) == dict.fromkeys("rs", ("ADOPT", "COMPLETE"))
+
+    StackActions(stacks.kiln.db, stacks.kiln.clock, 60).abandon(ctx, "taken", stack_id)
+    run(worker_for(stacks, [loaded(watch)]))
+
+    planned = pre_op(watch, "ABANDON").changes
+    assert {name: (change.action, change.retained) for name, change in planned.items()} == {
+        "r": (Change.DELETE, True), "s": (Change.DELETE, True)}
+    assert {name: change.retained
+            for name, change in post_op(watch, "ABANDON").changes.items()} == {
+        "r": True, "s": True}
