@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 
 from engine.clock import Clock
 from engine.db.models import Operation, Step
@@ -30,9 +30,13 @@ def read_queue_depth(db: Database, clock: Clock) -> QueueDepth | None:
             waiting = session.scalar(select(func.count()).select_from(Operation).where(
                 Operation.state == OperationState.PENDING,
                 or_(Operation.lease_expires_at.is_(None), Operation.lease_expires_at < now)))
-            # Unfinished: the rows of the partial index that allows one per stack.
+            # Unfinished: the rows of the partial index that allows one per stack; but
+            # not one parked for a person (an approval gate, a day's wait by default):
+            # its age is not a stuck engine's.
+            parked = and_(Operation.state == OperationState.PENDING,
+                          Operation.lease_owner.is_(None), Operation.lease_expires_at > now)
             oldest = session.scalar(select(func.min(Operation.created_at))
-                                    .where(Operation.finished_at.is_(None)))
+                                    .where(Operation.finished_at.is_(None), ~parked))
     except DatabaseUnavailable:
         return None
     return QueueDepth(ready_steps=ready or 0, waiting_operations=waiting or 0,

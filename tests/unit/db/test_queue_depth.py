@@ -39,6 +39,10 @@ def test_ready_steps_operations_not_started_and_the_oldest_unfinished_are_read(
         # Its worker died: waiting again.
         add_operation(session, add_stack(session, tenant_id, "lapsed"),
                       lease_owner="w1", lease_expires_at=later(-1))
+        # Parked at an approval gate since long ago: neither waiting for a worker nor
+        # the oldest running.
+        add_operation(session, add_stack(session, tenant_id, "parked"),
+                      created_at=later(-7200), lease_expires_at=later(3600))
 
     assert read_queue_depth(db, lambda: NOW) == QueueDepth(
         ready_steps=2, waiting_operations=2, oldest_running_operation_age_seconds=90.0)
