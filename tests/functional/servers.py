@@ -18,7 +18,7 @@ import traceback
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from engine.clock import utcnow
 from engine.db import migration
@@ -65,24 +65,30 @@ def kiln_environment(state_path: pathlib.Path, database_url: str | None,
 
 def manage(env: Mapping[str, str], *args: str, check: bool = True,
            cwd: pathlib.Path | None = None) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(BIN / "kiln-manage"), *args], env=dict(env), text=True,
-                            capture_output=True, timeout=120, cwd=cwd)
+    return checked(subprocess.run([str(BIN / "kiln-manage"), *args], env=dict(env),
+                                  text=True, capture_output=True, timeout=120, cwd=cwd),
+                   check)
+
+
+def checked(result: subprocess.CompletedProcess[str], check: bool
+            ) -> subprocess.CompletedProcess[str]:
+    """``result``, or an AssertionError showing the command and its output when
+    ``check`` and it failed."""
     if check and result.returncode != 0:
-        raise AssertionError(f"kiln-manage {' '.join(args)} failed ({result.returncode}):\n"
-                             f"{result.stdout}\n{result.stderr}")
+        raise AssertionError(f"{' '.join(map(str, result.args))} failed "
+                             f"({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result
 
 
-def run_here(main: Callable[[list[str]], int], name: str, env: Mapping[str, str],
-             args: Sequence[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-    """A command's own ``main`` run in this process, as its executable would run it under
-    ``env`` (its streams captured, its exit status returned): the same parsing, wiring
-    and output without the second of CPU a new interpreter spends on its imports, which
-    a hundred commands a run add up to. The process's environment, logging and
-    evaluation budget are put back afterwards. Only for commands that keep no state of
-    their own between runs (kiln-manage builds everything per run): python-openstackclient
-    keeps its clouds' configuration, so a second tenant's run would reach the first's."""
+def manage_here(env: Mapping[str, str], *args: str, check: bool = True
+                ) -> subprocess.CompletedProcess[str]:
+    """``kiln-manage`` as :func:`manage` runs it, but its own ``main`` in this process,
+    under ``env`` with its streams captured: the same parsing, wiring and output without
+    the second of CPU a new interpreter spends on its imports, which a hundred commands a
+    run add up to. kiln-manage builds everything per command, so runs share nothing; the
+    process's environment, logging and evaluation budget are put back afterwards."""
     from engine import budget
+    from engine.cmd import manage as kiln_manage
 
     saved_env, saved_budget = dict(os.environ), budget.limits()
     root = logging.getLogger()
@@ -95,7 +101,7 @@ def run_here(main: Callable[[list[str]], int], name: str, env: Mapping[str, str]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = main(list(args))
+                code = kiln_manage.main(list(args))
             except SystemExit as exit_:  # argparse's usage errors and --help
                 code = exit_.code if isinstance(exit_.code, int) else 1
     finally:
@@ -107,19 +113,8 @@ def run_here(main: Callable[[list[str]], int], name: str, env: Mapping[str, str]
         root.handlers[:], root.filters[:] = handlers, filters
         for key, logger_level in levels.items():
             logging.getLogger(key).setLevel(logger_level)
-    result = subprocess.CompletedProcess([name, *args], code, out.getvalue(), err.getvalue())
-    if check and code != 0:
-        raise AssertionError(f"{name} {' '.join(args)} failed ({code}):\n"
-                             f"{result.stdout}\n{result.stderr}")
-    return result
-
-
-def manage_here(env: Mapping[str, str], *args: str, check: bool = True
-                ) -> subprocess.CompletedProcess[str]:
-    """``kiln-manage`` as :func:`manage` runs it, in this process (:func:`run_here`)."""
-    from engine.cmd import manage as kiln_manage
-
-    return run_here(kiln_manage.main, "kiln-manage", env, args, check)
+    return checked(subprocess.CompletedProcess(["kiln-manage", *args], code,
+                                               out.getvalue(), err.getvalue()), check)
 
 
 def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
@@ -172,13 +167,9 @@ def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
             time.sleep(0.01)
         out.seek(0)
         err.seek(0)
-        result = subprocess.CompletedProcess(
+        return checked(subprocess.CompletedProcess(
             ["openstack", *args], os.waitstatus_to_exitcode(status),
-            out.read().decode(errors="replace"), err.read().decode(errors="replace"))
-    if check and result.returncode != 0:
-        raise AssertionError(f"openstack {' '.join(args)} failed ({result.returncode}):\n"
-                             f"{result.stdout}\n{result.stderr}")
-    return result
+            out.read().decode(errors="replace"), err.read().decode(errors="replace")), check)
 
 
 @dataclasses.dataclass
