@@ -31,7 +31,6 @@ from engine.vocabulary import Action, Change, Status
 # What a plugin sees for a value known only once the operation runs (it comes from a
 # resource the operation creates, replaces or changes).
 NOT_KNOWN = Unresolved("unknown", ())
-NO_CHANGES: Mapping[str, ResourceChange] = types.MappingProxyType({})
 NO_OUTCOMES: Mapping[str, ResourceOutcome] = types.MappingProxyType({})
 
 

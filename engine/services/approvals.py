@@ -113,8 +113,8 @@ class Approvals:
             with attempt as session:
                 stack, operation = stack_rows.lock_stack(session, ctx.tenant_id, name,
                                                          stack_id)
-                return self._decide(session, stack, operation, verdict, by, comment)
-        raise AssertionError("unreachable: retrying() raises after its last attempt")
+                record = self._decide(session, stack, operation, verdict, by, comment)
+        return record
 
     def decide_operation(self, operation_id: str, verdict: Verdict, comment: str,
                          actor: str) -> ApprovalRecord:
