@@ -33,8 +33,9 @@ def test_create_list_and_delete_with_wait(kiln_all: servers.Kiln, tmp_path: path
     template = tmp_path / "t.yaml"
     template.write_text(templates.CHAIN)
 
-    created = openstack(env, "stack", "create", "-t", str(template), "--wait", "-f", "value",
-                        "-c", "stack_status", "s1")
+    # --poll 1: the CLI's --wait polls every 5 s by default (delete's cannot be changed).
+    created = openstack(env, "stack", "create", "-t", str(template), "--wait", "--poll", "1",
+                        "-f", "value", "-c", "stack_status", "s1")
     assert created.strip().splitlines()[-1] == "CREATE_COMPLETE"
     resources = reads(env, "stack", "resource", "list", "s1", "-f", "value",
                           "-c", "resource_name", "-c", "resource_status")

@@ -38,9 +38,10 @@ def env(kiln_all: servers.Kiln, tmp_path_factory: pytest.TempPathFactory) -> dic
     found.update(dict(item.split("=", 1) for item in shlex.split(line)[1:]))
     template = tmp_path_factory.mktemp("cli-reads") / "t.yaml"
     template.write_text(TEMPLATE)
+    # --poll 1: the CLI's --wait polls every 5 s by default, a whole period per stack.
     for name, tags in (("r1", "red,blue"), ("r2", "blue")):
         openstack(found, "stack", "create", "-t", str(template), "--tags", tags,
-                  "--parameter", "word=hi", "--wait", name)
+                  "--parameter", "word=hi", "--wait", "--poll", "1", name)
     return found
 
 
