@@ -14,6 +14,8 @@ PYTEST_WORKERS ?= 4
 # that drops tests or adds untested code fails `make test`. Pass COVERAGE_FLOOR=0 with a
 # PYTEST_ARGS that runs part of the suite.
 COVERAGE_FLOOR ?= 91
+# The browser of the console's tests (tests/functional/console/conftest.py expects it here).
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test lint test-install linters warm-up sample-config benchmark
 
@@ -40,7 +42,11 @@ run: $(BIN)/python
 		"Configuration:", ", ".join(config.config_files(c)) or "none", "- state:", c.state_path)'
 	@echo
 	@echo "Paste this line into another shell, then try: openstack stack list"
-	@$(BIN)/kiln-manage demo-env | sed 's|^export |export PATH="$(abspath $(BIN)):$$PATH" |'
+	@# The console is served by the API the export line points at (OS_ENDPOINT's base,
+	@# from the configured [api] bind_host and bind_port), and signs in with its token.
+	@line=$$($(BIN)/kiln-manage demo-env) && \
+		echo "$$line" | sed 's|^export |export PATH="$(abspath $(BIN)):$$PATH" |' && \
+		echo "$$line" | sed -n 's|.* OS_ENDPOINT=\([^ ]*\)/v1/.*|Console: \1/console — sign in with the OS_TOKEN above|p'
 	@echo
 	exec $(BIN)/kiln-all
 
@@ -49,9 +55,23 @@ lint: test-install
 	$(MAKE) --no-print-directory linters
 
 # Kiln and its test dependencies, not compiled: pip would compile every module of every
-# package, on one core, though the suite imports a third of them (see test below).
-test-install: $(BIN)/python
+# package, on one core, though the suite imports a third of them (see test below). And
+# the browser the console's tests drive (tests/functional/console/conftest.py).
+test-install: $(BIN)/python $(CHROMIUM)
 	$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'
+
+# Debian's Chromium, for the console's browser tests: Playwright (a test dependency)
+# drives it and never downloads a browser of its own. Nothing to do when it is there.
+$(CHROMIUM):
+	@echo "The console's browser tests need Chromium at $@: apt-get install chromium"
+	@if [ "$$(id -u)" = 0 ]; then sudo=; \
+	elif command -v sudo > /dev/null; then sudo=sudo; \
+	else echo "Not root and no sudo: install Debian's chromium package, then run make again" >&2; \
+		exit 1; fi; \
+	command -v apt-get > /dev/null && $$sudo apt-get update -qq && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium && test -x $@ || \
+	{ echo "Could not install Chromium at $@ (apt-get install chromium): install it, then" \
+		"run make again" >&2; exit 1; }
 
 linters:
 	$(BIN)/ruff check .

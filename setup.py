@@ -5,7 +5,10 @@ import setuptools
 # sub-package that lives outside its parent, so it is named here. Its versions/ folder
 # (modules alembic loads by path, no __init__.py) is named too: shipped as package data
 # instead, setuptools warned on every install that the package was not configured.
+# The console's static folders (no __init__.py either) are named for the same reason; their
+# files are engine.console's package data (setup.cfg).
 setuptools.setup(
     packages=setuptools.find_packages(include=["engine", "engine.*", "plugins", "plugins.*"])
-    + ["engine.migrations", "engine.migrations.versions"],
+    + ["engine.migrations", "engine.migrations.versions"]
+    + setuptools.find_namespace_packages(include=["engine.console.static*"]),
 )

@@ -95,7 +95,8 @@ class Kiln:
     def lifecycle_service(self) -> LifecycleService:
         from engine.services.lifecycle import LifecycleService  # see TYPE_CHECKING above
 
-        return LifecycleService(self.lifecycle)
+        return LifecycleService(self.lifecycle,
+                                functools.partial(config.plugin_options, self.conf))
 
     @functools.cached_property
     def irs(self) -> StoredIrs:
@@ -157,6 +158,7 @@ class Kiln:
         """The API; with ``metrics_multiprocess_dir`` (kiln-api) its /metrics sums the
         metrics every gunicorn worker keeps there."""
         from engine.api.app import ApiServices, ApiSettings, create_app  # see TYPE_CHECKING
+        from engine.services.stack_graph import StackGraphs
 
         actions = StackActions(self.db, self.clock,
                                self.conf.engine.stack_action_timeout_seconds)
@@ -166,7 +168,10 @@ class Kiln:
             resources=self.stack_resources, events=self.stack_events,
             resource_types=self.resource_types, tenants=self.tenants,
             lifecycle=self.lifecycle_service, workers=self.workers,
-            health=HealthService(self.db), approvals=self.approvals)
+            health=HealthService(self.db), approvals=self.approvals,
+            graphs=StackGraphs(self.db, self.irs, self.stack_reads,
+                               self.stack_resources),
+            operator=self.operator)
         return create_app(services, ApiSettings(
             max_body_bytes=self.conf.api.max_body_bytes,
             healthcheck_detailed=self.conf.api.healthcheck_detailed,

@@ -3,17 +3,24 @@
 Options are declared here and read only in ``engine.bootstrap`` and ``engine.cmd``; the rest
 of the engine receives plain values (``engine.budget`` and ``engine.worker.poison`` read
 the declared defaults of their limits, :func:`declared_default`, so that they are written
-only here). Every option can also be set from the environment the way oslo.config does
-it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
+only here; :func:`plugin_options`, which bootstrap hands to the lifecycle service, reads
+the options a lifecycle plugin lists). Every option can also be set from the environment
+the way oslo.config does it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import importlib.metadata
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from oslo_config import cfg, types
+
+LOG = logging.getLogger(__name__)
 
 #: Where a user's Kiln keeps its state unless told otherwise: beside ~/.kiln/kiln.conf,
 #: the same from every working directory (see specs/architecture.rst, Configuration).
@@ -352,3 +359,50 @@ def database_url(conf: cfg.ConfigOpts) -> str:
     if conf.database.connection:
         return str(conf.database.connection)
     return "sqlite:///" + os.path.join(state_path(conf), "kiln.sqlite")
+
+
+#: A lifecycle plugin lists its options for the sample configuration under the
+#: ``oslo.config.opts`` entry point of this prefix and its name (``kiln.lifecycle.quota``).
+PLUGIN_OPTS_PREFIX = "kiln.lifecycle."
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionValue:
+    group: str
+    name: str
+    value: Any  # as configured: a secret one too; whoever shows it masks it
+    secret: bool
+
+
+def plugin_options(conf: cfg.ConfigOpts, plugin: str) -> list[OptionValue]:
+    """The options lifecycle plugin ``plugin`` lists (its ``oslo.config.opts`` entry
+    point ``kiln.lifecycle.<plugin>``), with this process's values; none when it lists
+    none, or its listing fails to load (a disabled plugin may be broken)."""
+    listed: list[tuple[str | None, Sequence[cfg.Opt]]] = []
+    for entry_point in importlib.metadata.entry_points(
+            group="oslo.config.opts", name=PLUGIN_OPTS_PREFIX + plugin):
+        try:
+            listed += entry_point.load()()
+        except Exception:  # noqa: BLE001 -- a plugin's code: its failure shows no options
+            LOG.warning("the options of lifecycle plugin %s could not be listed", plugin,
+                        exc_info=True)
+            return []
+    return option_values(conf, listed)
+
+
+def option_values(conf: cfg.ConfigOpts, listed: Sequence[tuple[str | None, Sequence[cfg.Opt]]]
+                  ) -> list[OptionValue]:
+    """The values of ``listed`` options, registered first when nothing has yet (a
+    disabled plugin never registers its own); one that does not read is None."""
+    values = []
+    for group, opts in listed:
+        for opt in opts:
+            # The plugin may have registered one of that name otherwise: its value is read.
+            with contextlib.suppress(cfg.DuplicateOptError):
+                conf.register_opt(opt, group=group)
+            try:
+                value = conf[group][opt.dest] if group else conf[opt.dest]
+            except (cfg.Error, ValueError):
+                value = None
+            values.append(OptionValue(group or "DEFAULT", opt.dest, value, opt.secret))
+    return values

@@ -55,7 +55,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── InvalidTenant
     │   ├── GlobalTenantForbidden
     │   ├── ServicesForbidden
-    │   └── ApprovalForbidden
+    │   ├── ApprovalForbidden
+    │   └── OperatorViewForbidden .. every tenant's operations or plugin calls
     ├── NotProvided ............ 501: a Heat feature Kiln does not serve (yet)
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
@@ -356,6 +357,10 @@ class ServicesForbidden(Forbidden):
 class ApprovalForbidden(Forbidden):
     msg_fmt = ("Approving or rejecting an operation needs an admin token of the stack's "
                "tenant (or kiln-manage operation approve|reject).")
+
+
+class OperatorViewForbidden(Forbidden):
+    msg_fmt = "Listing {what} of every tenant needs an admin token."
 
 
 class NoApprovalAwaited(Conflict):

@@ -6,31 +6,40 @@ import dataclasses
 
 import falcon
 
+from engine import console
 from engine.api import errors, middleware
 from engine.api.endpoints import (
     actions,
     approval,
     events,
+    graph,
     health,
     lifecycle,
+    lifecycle_plugins,
     lookup_arn,
     metrics,
     not_provided,
+    operations,
     resource_types,
     resources,
     services,
+    session,
+    source,
     stacks,
     template_versions,
     validate,
     versions,
+    workers,
 )
 from engine.services.approvals import Approvals
 from engine.services.events import StackEvents
 from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
+from engine.services.operator import OperatorService
 from engine.services.resource_types import ResourceTypes
 from engine.services.stack_actions import StackActions
 from engine.services.stack_dry_runs import StackDryRuns
+from engine.services.stack_graph import StackGraphs
 from engine.services.stack_reads import StackReads
 from engine.services.stack_resources import StackResources
 from engine.services.stack_writes import StackWrites
@@ -39,6 +48,7 @@ from engine.services.workers import WorkerService
 
 T = "/v1/{tenant_id}"
 STACK = T + "/stacks/{stack_name}/{stack_id}"
+CONSOLE = "/console"
 LOOKUP_SUFFIXES = ("resources", "events", "template", "actions", "environment", "files")
 
 
@@ -70,6 +80,8 @@ class ApiServices:
     workers: WorkerService
     health: HealthService
     approvals: Approvals
+    graphs: StackGraphs
+    operator: OperatorService
 
 
 def create_app(svc: ApiServices, settings: ApiSettings
@@ -82,6 +94,7 @@ def create_app(svc: ApiServices, settings: ApiSettings
         middleware.UrlText(),
         middleware.BodyLimit(settings.max_body_bytes),
         middleware.Authenticate(svc.tenants),
+        middleware.ConsoleHeaders(CONSOLE),
     ))
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
@@ -94,8 +107,15 @@ def create_app(svc: ApiServices, settings: ApiSettings
         svc.health, svc.tenants, detailed=settings.healthcheck_detailed))
     # No tenant in the path either: a Prometheus server has no token.
     app.add_route("/metrics", metrics.Metrics(settings.metrics_multiprocess_dir))
+    # No tenant in the path: the console asks who its token is before it knows one.
+    app.add_route("/v1/session", session.Session(svc.tenants))
     app.add_route(T + "/build_info", versions.BuildInfo(settings.revision))
     app.add_route(T + "/services", services.ServiceCollection(svc.workers))
+    # The console's operator pages (admin only): every tenant's, whatever the path's.
+    app.add_route(T + "/operations", operations.OperationCollection(svc.operator))
+    app.add_route(T + "/workers", workers.WorkerCollection(svc.workers))
+    app.add_route(T + "/lifecycle_plugins",
+                  lifecycle_plugins.LifecyclePluginCollection(svc.lifecycle, svc.events))
 
     app.add_route(T + "/stacks", stacks.StackCollection(svc.stack_reads, svc.stack_writes))
     app.add_route(T + "/stacks/detail", stacks.StackDetailCollection(svc.stack_reads))
@@ -118,6 +138,8 @@ def create_app(svc: ApiServices, settings: ApiSettings
     app.add_route(STACK + "/lifecycle",
                   lifecycle.StackLifecycle(svc.stack_reads, svc.events, svc.lifecycle))
     app.add_route(STACK + "/approval", approval.StackApproval(svc.approvals))
+    app.add_route(STACK + "/graph", graph.StackGraph(svc.graphs))
+    app.add_route(STACK + "/source", source.StackSource(svc.stack_reads))
     app.add_route(STACK + "/outputs", stacks.OutputCollection(svc.stack_reads))
     app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(svc.stack_reads))
 
@@ -146,6 +168,13 @@ def create_app(svc: ApiServices, settings: ApiSettings
 
     for path, refused in not_provided.ROUTES:  # 501 until Kiln serves them
         app.add_route(T + path, refused)
+
+    # The console's static files (specs/console.rst), tried after every route and sink.
+    # Falcon matches static routes last added first: /console/static/... is the assets
+    # alone (a missing one is a 404); /console itself, and any other path under it, is
+    # the single page (a hash-routed page has no path of its own to serve).
+    app.add_static_route(CONSOLE, console.STATIC_DIR, fallback_filename="index.html")
+    app.add_static_route(CONSOLE + "/static", console.STATIC_DIR)
 
     # Last: a sink is tried only when no route matched (see lookup_arn for why a sink).
     app.add_sink(lookup_arn.ArnLookup(svc.stack_reads, svc.tenants),

@@ -1,5 +1,6 @@
 """Per-request plumbing: request metrics, request id, access log and log context, text a
-URL may not hold, body-size limit, token -> RequestContext."""
+URL may not hold, body-size limit, token -> RequestContext, the console's security
+headers."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import falcon
 from engine import logs, metrics
 from engine.context import RequestContext
 from engine.errors import BadRequest, InvalidTenant, RequestLimitExceeded
+from engine.services.records import Principal
 from engine.services.tenants import TenantService
 
 REQUEST_ID_HEADER = "x-openstack-request-id"
@@ -123,16 +125,22 @@ class BodyLimit:
 
 
 class Authenticate:
-    """Every /v1 request needs a token; the URL's tenant must be the token's, or admin."""
+    """Every /v1 request needs a token; the URL's tenant must be the token's, or admin.
+    A route with no tenant in its path needs none (version discovery, the console's
+    files), unless its resource says ``acts_on_token_tenant`` (``GET /v1/session``): it
+    then acts on the token's own tenant."""
 
     def __init__(self, tenants: TenantService) -> None:
         self._tenants = tenants
 
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          params: dict[str, Any]) -> None:
-        tenant_id = params.get("tenant_id")
+        tenant_id: str | None = params.get("tenant_id")
         if tenant_id is None:
-            return  # version discovery needs no token
+            if getattr(resource, "acts_on_token_tenant", False):
+                principal = self._tenants.authenticate(req.get_header("X-Auth-Token"))
+                req.context.kiln = _context(req, principal.tenant_id, principal)
+            return
         secret = req.get_header("X-Auth-Token")
         if getattr(resource, "accepts_signal_tokens", False):
             # Only here may a resource's signal token stand in for a tenant token, and
@@ -142,11 +150,37 @@ class Authenticate:
                 params["resource_name"])
         else:
             principal = self._tenants.authenticate(secret)
-        ctx = RequestContext(tenant_id=tenant_id, token_tenant_id=principal.tenant_id,
-                             role=principal.role, request_id=req.context.request_id,
-                             username=principal.token_id)
+        ctx = _context(req, tenant_id, principal)
         if tenant_id != principal.tenant_id:
             if not ctx.is_admin:
                 raise InvalidTenant(target=tenant_id, actual=principal.tenant_id)
             self._tenants.require_tenant_id(tenant_id)
         req.context.kiln = ctx
+
+
+def _context(req: falcon.Request, tenant_id: str, principal: Principal) -> RequestContext:
+    return RequestContext(tenant_id=tenant_id, token_tenant_id=principal.tenant_id,
+                          role=principal.role, request_id=req.context.request_id,
+                          username=principal.token_id)
+
+
+class ConsoleHeaders:
+    """The console's security headers on every answer under its prefix, errors included
+    (specs/console.rst): no inline script and no framing, so a stack name or a status
+    reason rendered into the page cannot become code; no type sniffing; no referrer
+    carrying a stack's URL elsewhere. The console needs no token to load (it signs in
+    with one): ``Authenticate`` passes it, as it has no tenant in its path."""
+
+    HEADERS = {
+        "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        if req.path == self._prefix or req.path.startswith(self._prefix + "/"):
+            resp.set_headers(self.HEADERS)

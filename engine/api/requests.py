@@ -53,11 +53,11 @@ def flag(req: falcon.Request, name: str, default: bool = False) -> bool:
     return default if value is None else extract_bool(value, name)
 
 
-def integer(req: falcon.Request, name: str) -> int | None:
-    """A query integer, read as Heat's ``extract_int`` reads it, at most the largest
-    integer a database compares."""
+def integer(req: falcon.Request, name: str, maximum: int = MAX_QUERY_INTEGER) -> int | None:
+    """A query integer, read as Heat's ``extract_int`` reads it, at most ``maximum`` (by
+    default the largest integer a database compares)."""
     value = req.get_param(name)
-    return None if value is None else extract_int(value, name, MAX_QUERY_INTEGER)
+    return None if value is None else extract_int(value, name, maximum)
 
 
 def tags(req: falcon.Request, name: str) -> tuple[str, ...]:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any
 
+from engine.context import RequestContext
 from engine.schema import AllowedPattern, AllowedValues, Custom, Length, Modulo, Range
-from engine.services.records import EventRecord, ResourceRecord, ResourceTypeRecord, StackRecord
+from engine.services.lifecycle import PluginRecord
+from engine.services.operator import OperationRecord
+from engine.services.records import (
+    EventRecord,
+    ResourceRecord,
+    ResourceTypeRecord,
+    StackRecord,
+    TenantRecord,
+)
 from engine.services.stack_dry_runs import PreviewResource, StackPreview, TemplateValidation
+from engine.services.stack_graph import StackGraph
 from engine.services.template_info import TemplateFunctionInfo, TemplateVersionInfo
 from engine.services.update_preview import UpdatePreview
 from engine.services.workers import WorkerRecord
@@ -301,4 +312,75 @@ def service(worker: WorkerRecord) -> dict[str, Any]:
         "created_at": iso(worker.started_at), "updated_at": iso(worker.heartbeat_at),
         "deleted_at": iso(worker.stopped_at), "status": "up" if worker.alive else "down",
         "pid": worker.pid, "steps_held": worker.steps_held,
+    }
+
+
+def session(ctx: RequestContext, tenant: TenantRecord) -> dict[str, Any]:
+    """``GET /v1/session``: the token's tenant and role (the token's id, never its
+    secret)."""
+    return {"tenant_id": tenant.id, "tenant_name": tenant.name, "role": ctx.role,
+            "token_id": ctx.username, "is_admin": ctx.is_admin}
+
+
+def graph(found: StackGraph) -> dict[str, Any]:
+    """``GET .../graph``: the stack, its resources as nodes (statuses and reasons as the
+    resource list shows them), and an edge from each prerequisite to each dependent."""
+    stack = found.stack
+    return {
+        "stack": {"id": stack.id, "name": stack.name, "action": stack.action,
+                  "status": stack.status, "status_reason": stack.status_reason},
+        "nodes": [{
+            "key": node.key, "name": node.resource.name, "type": node.resource.type,
+            "action": node.resource.action, "status": node.resource.status,
+            "status_reason": node.resource.status_reason,
+            "physical_resource_id": node.resource.physical_id, "stack_id": node.stack_id,
+            "parent": node.parent,
+            "nested_stack_id": node.resource.nested_stack[1]
+            if node.resource.nested_stack is not None else None,
+            "in_template": node.resource.in_template,
+            "replaced": {"physical_resource_id": node.resource.replaced_physical_id}
+            if node.resource.replaced_physical_id is not None else None,
+            "line": node.line,
+        } for node in found.nodes],
+        "edges": [{"from": first, "to": then} for first, then in found.edges],
+    }
+
+
+def operation(op: OperationRecord) -> dict[str, Any]:
+    """``GET /operations``: an operation as ``kiln-manage operation show`` shows it."""
+    return {
+        "id": op.id, "stack_id": op.stack_id, "stack_name": op.stack_name,
+        "tenant_id": op.tenant_id, "action": op.action, "state": op.state,
+        "attempt": op.attempt, "created_at": timestamp(op.created_at),
+        "updated_at": timestamp(op.updated_at), "finished_at": timestamp(op.finished_at),
+        "deadline_at": timestamp(op.deadline_at), "held_by": list(op.held_by),
+        "lease_expires_at": timestamp(op.lease_expires_at),
+        "holder_alive": op.holder_alive, "failure_reason": op.failure_reason,
+        "cancelled": op.cancelled, "steps": dataclasses.asdict(op.steps),
+        "step_holders": op.step_holders, "awaiting_approval": op.awaiting_approval,
+    }
+
+
+def worker(record: WorkerRecord) -> dict[str, Any]:
+    """``GET /workers``: a worker as ``kiln-manage worker list`` shows it."""
+    return {
+        "id": record.id, "host": record.host, "pid": record.pid,
+        "started_at": timestamp(record.started_at),
+        "heartbeat_at": timestamp(record.heartbeat_at),
+        "stopped_at": timestamp(record.stopped_at), "steps_held": record.steps_held,
+        "alive": record.alive,
+    }
+
+
+def lifecycle_plugin(plugin: PluginRecord, settings: list[dict[str, Any]],
+                     recent: list[dict[str, Any]]) -> dict[str, Any]:
+    """``GET /lifecycle_plugins``: a plugin as ``kiln-manage plugins list`` shows it, with
+    its settings (secret ones masked already) and its recent calls."""
+    return {
+        "name": plugin.name, "enabled": plugin.enabled, "reason": plugin.reason,
+        "position": plugin.position, "entry_point": plugin.entry_point,
+        "distribution": plugin.distribution, "version": plugin.version,
+        "timeout_seconds": plugin.timeout_seconds, "on_timeout": plugin.on_timeout,
+        "supports_dry_run": plugin.supports_dry_run, "tree_scope": plugin.tree_scope,
+        "settings": settings, "recent": recent,
     }

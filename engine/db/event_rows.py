@@ -52,22 +52,34 @@ def add_stack_event(session: Session, stack: Stack, now: Now) -> Event:
 LIFECYCLE_TYPE = "Kiln::LifecyclePlugin"
 
 
-def add_lifecycle_event(session: Session, stack: Stack, record: Mapping[str, Any],
-                        reason: str, now: Now) -> Event:
-    """The stack event of one lifecycle plugin call (``record``, a call record as a dict):
+def add_lifecycle_event(session: Session, stack: Stack, operation_id: str,
+                        record: Mapping[str, Any], reason: str, now: Now) -> Event:
+    """The stack event of one lifecycle plugin call (``record``, a call record as a dict)
+    of operation ``operation_id``, whose id the stored record carries (``operation_id``):
     ``<ACTION>_IN_PROGRESS`` for a pre-op, the stack's final status for a post-op."""
     status = Status.IN_PROGRESS if record["phase"] == "pre" else (
         Status.FAILED if record.get("is_stack_failure") else Status.COMPLETE)
     return add_event(session, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=stack.id, resource_type=LIFECYCLE_TYPE,
                      action=record["action"], status=status, reason=reason, now=now,
-                     lifecycle=dict(record))
+                     lifecycle={**record, "operation_id": operation_id})
 
 
 def list_lifecycle_events(session: Session, stack_id: str) -> list[Event]:
     query = (select(Event).where(Event.stack_id == stack_id, Event.lifecycle.is_not(None))
              .order_by(Event.seq))
     return list(session.scalars(query))
+
+
+def recent_lifecycle_events(session: Session, plugin: str, limit: int
+                            ) -> list[tuple[Event, Stack]]:
+    """The last ``limit`` calls of lifecycle plugin ``plugin`` recorded for any stack
+    (soft-deleted ones too), newest first, each with its stack."""
+    query = (select(Event, Stack).join(Stack, Stack.id == Event.stack_id)
+             .where(Event.lifecycle.is_not(None),
+                    Event.lifecycle["plugin"].as_string() == plugin)
+             .order_by(Event.seq.desc()).limit(limit))
+    return [(event, stack) for event, stack in session.execute(query)]
 
 
 # Event sort keys. Events are numbered as they are written, so "event_time" orders by

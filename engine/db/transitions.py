@@ -280,7 +280,7 @@ def decide_approval(session: Session, operation: Operation, stack: Stack, decisi
                                "decided_at": now.isoformat()}
     operation.lifecycle = {**operation.lifecycle, "approval": approval}
     stack.status_reason = reason
-    event_rows.add_lifecycle_event(session, stack, {
+    event_rows.add_lifecycle_event(session, stack, operation.id, {
         "plugin": approval.get("plugin", ""), "phase": "pre", "action": operation.action,
         "verdict": decision, "message": reason, "decided_by": by,
         "override": bool(approval.get("override"))}, reason, now)

@@ -18,7 +18,8 @@ from engine.ir.model import ResolvedStack
 from engine.ir.stored import StoredStack, redefinition
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from engine.template.functions import Deferred, Function, GetAttr, GetResource
-from engine.template.parameters import MASK, hidden_names, redact
+from engine.template.parameters import MASK, redact
+from engine.template.stored_parameters import hidden_names, masked_environment
 from engine.vocabulary import Action
 
 
@@ -153,7 +154,8 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
         status=f"{stack.action}_{stack.status}", status_reason=redact(
             stack.status_reason or "", secrets),
         template=freeze(redact(template, secrets)), parameters=freeze(parameters),
-        environment=freeze(redact(stack.environment or {}, secrets)),
+        environment=freeze(redact(masked_environment(template, stack.environment or {}),
+                                  secrets)),
         resources=freeze(resources), tags=tuple(stack.tags or ()),
         timeout_mins=stack.timeout_mins, disable_rollback=bool(stack.disable_rollback),
         dry_run=dry_run, **_tree_position(lineage))

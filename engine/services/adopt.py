@@ -2,7 +2,9 @@
 
 The template, environment and parameters come from the data (request parameters win),
 and each resource's physical id and private data ride with the operation to the worker,
-whose ADOPT step records them instead of creating anything.
+whose ADOPT step records them instead of creating anything. A hidden parameter whose
+value would be the mask the abandon data put in its place is refused: the tenant gives
+it again.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import Any
 
 from engine.db.models import OperationPayload
 from engine.errors import BadRequest
-from engine.template.parameters import MASK, hidden_names
+from engine.template.parameters import MASK
 from engine.template.parse import document
+from engine.template.stored_parameters import hidden_names, stored_values
 
 
 def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], OperationPayload]:
@@ -23,12 +26,15 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], OperationPay
     environment = data.get("environment") or {}
     if not isinstance(environment, Mapping):
         raise BadRequest(reason="Invalid adopt data: environment must be a map")
-    if not isinstance(environment.get("parameters") or {}, Mapping):
-        raise BadRequest(reason="Invalid adopt data: the environment's parameters must be "
-                                "a map")
+    for section in ("parameters", "parameter_defaults"):
+        if not isinstance(environment.get(section) or {}, Mapping):
+            raise BadRequest(reason=f"Invalid adopt data: the environment's {section} must "
+                                    "be a map")
     parameters = {**(environment.get("parameters") or {}), **(body.get("parameters") or {})}
-    masked = sorted(name for name in hidden_names(template)
-                    if parameters.get(name) == MASK)
+    # The values the adopted stack would take, resolved as for any stored stack: a mask
+    # from the parameters, the parameter_defaults or a template default alike.
+    values = stored_values(template, parameters, environment)
+    masked = sorted(name for name in hidden_names(template) if values.get(name) == MASK)
     if masked:
         # Abandon data never carries hidden values; the tenant gives them again.
         raise BadRequest(reason=f"Hidden parameters {', '.join(masked)} are masked in the "

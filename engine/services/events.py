@@ -12,10 +12,13 @@ from engine.context import RequestContext
 from engine.db import event_rows, stack_trees
 from engine.db.models import Event
 from engine.db.session import Database
-from engine.errors import EventNotFound, InvalidFilter
+from engine.errors import EventNotFound, InvalidFilter, OperatorViewForbidden
 from engine.services.records import EventRecord
 from engine.services.stack_lookup import named_stack
 
+# What a plugin's recent calls show of each recorded call; ``operation_id`` is None for
+# a call recorded before calls named their operation.
+RECENT_CALL_KEYS = ("operation_id", "action", "phase", "verdict", "message", "duration_ms")
 EVENT_FILTERS = {"resource_status", "resource_action", "resource_name", "resource_type"}
 
 
@@ -66,12 +69,27 @@ class StackEvents:
 
     def lifecycle_calls(self, ctx: RequestContext, name: str, stack_id: str
                         ) -> list[dict[str, Any]]:
-        """Every lifecycle plugin call recorded for the stack, oldest first."""
+        """Every lifecycle plugin call recorded for the stack, oldest first, each with
+        its operation's id (None for a call recorded before calls named it)."""
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-            return [{**(row.lifecycle or {}), "event_id": row.id,
+            return [{"operation_id": None, **(row.lifecycle or {}), "event_id": row.id,
                      "time": row.created_at.isoformat(timespec="seconds")}
                     for row in event_rows.list_lifecycle_events(session, stack.id)]
+
+    def recent_lifecycle_calls(self, ctx: RequestContext, plugin: str, limit: int
+                               ) -> list[dict[str, Any]]:
+        """The last ``limit`` calls of lifecycle plugin ``plugin`` across every tenant's
+        stacks, newest first: an admin's read (the console's plugin page)."""
+        if not ctx.is_admin:
+            raise OperatorViewForbidden(what="lifecycle plugin calls")
+        with self._db.read() as session:
+            rows = event_rows.recent_lifecycle_events(session, plugin, limit)
+            return [{"stack_id": stack.id, "stack_name": stack.name,
+                     "tenant_id": stack.tenant_id, "event_id": event.id,
+                     **{key: (event.lifecycle or {}).get(key) for key in RECENT_CALL_KEYS},
+                     "at": event.created_at.isoformat(timespec="seconds")}
+                    for event, stack in rows]
 
     def get_event(self, ctx: RequestContext, name: str, stack_id: str, resource_name: str,
                   event_id: str) -> EventRecord:

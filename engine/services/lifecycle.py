@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine.config import OptionValue
 from engine.context import RequestContext
-from engine.errors import LifecycleDenied
+from engine.errors import LifecycleDenied, OperatorViewForbidden
 from engine.ir.model import ResolvedStack
 from engine.lifecycle.planned import with_changes
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.lifecycle.runner import DENY, TIMEOUT, Call, dry_run
 from engine.lifecycle.snapshot import ResourceFacts, StackFacts, TreeMemberFacts, stack_view
 from engine.lifecycle.view import ResourceChange
-from engine.template.parameters import hidden_values
+from engine.template.parameters import MASK, hidden_values
 from engine.vocabulary import Action, Status
 
 LOG = logging.getLogger(__name__)
@@ -78,8 +79,12 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 class LifecycleService:
-    def __init__(self, plugins: LifecycleRegistry) -> None:
+    def __init__(self, plugins: LifecycleRegistry,
+                 options: Callable[[str], Sequence[OptionValue]] = lambda name: ()) -> None:
+        """``options``: a plugin's configuration options by its name
+        (``engine.config.plugin_options``); none by default."""
         self._plugins = plugins
+        self._options = options
 
     def at_the_door(self, timeout_seconds: float) -> LifecycleService:
         """The same plugins for the dry runs a create or update makes before it is stored:
@@ -90,16 +95,19 @@ class LifecycleService:
         return LifecycleService(LifecycleRegistry(
             [dataclasses.replace(loaded, on_timeout="warn",
                                  timeout_seconds=min(loaded.timeout_seconds, timeout_seconds))
-             for loaded in self._plugins.plugins], self._plugins.disabled))
+             for loaded in self._plugins.plugins], self._plugins.disabled), self._options)
 
     @property
     def judges_dry_runs(self) -> bool:
         """Whether any enabled plugin supports dry runs (and so a dry run asks anyone)."""
         return any(type(loaded.plugin).supports_dry_run for loaded in self._plugins.plugins)
 
-    def list_plugins(self) -> list[PluginRecord]:
+    def list_plugins(self, ctx: RequestContext | None = None) -> list[PluginRecord]:
         """Every installed plugin: the enabled ones in the order their pre-ops run, then
-        the disabled ones by name."""
+        the disabled ones by name. ``ctx`` (a request) must be an admin's; the operator's
+        CLI passes none."""
+        if ctx is not None and not ctx.is_admin:
+            raise OperatorViewForbidden(what="the lifecycle plugins")
         records = []
         for position, loaded in enumerate(self._plugins.plugins, start=1):
             cls = type(loaded.plugin)
@@ -117,6 +125,13 @@ class LifecycleService:
                                  version=off.origin.version)
                     for off in self._plugins.disabled]
         return records
+
+    def settings(self, name: str) -> list[dict[str, Any]]:
+        """Plugin ``name``'s configuration options and their values, secret ones masked
+        (whether set or not)."""
+        return [{"group": option.group, "name": option.name, "secret": option.secret,
+                 "value": MASK if option.secret else option.value}
+                for option in self._options(name)]
 
     def describe(self, stack_id: str) -> list[dict[str, Any]]:
         """What each plugin holds for the stack (placements, reserved quota, ...)."""

@@ -23,6 +23,7 @@ from engine.errors import (
     EntityNotFound,
     InvalidFilter,
     NothingToCancel,
+    OperatorViewForbidden,
     StackHeld,
 )
 from engine.lifecycle.runner import not_called
@@ -122,8 +123,8 @@ def _forgo_post_ops(session: DbSession, stack: Stack, operation: Operation, why:
     failure = operation.lifecycle.get("outcome") != Status.COMPLETE
     for plugin in transitions.owed_post_ops(operation):
         record = not_called(plugin, operation.action, failure, why)
-        event_rows.add_lifecycle_event(session, stack, record.as_dict(), record.summary(),
-                                       now)
+        event_rows.add_lifecycle_event(session, stack, operation.id, record.as_dict(),
+                                       record.summary(), now)
     transitions.settle(operation)
 
 
@@ -218,6 +219,17 @@ class OperatorService:
             rows = admin.list_operations(session, unfinished_only=unfinished_only,
                                          stack_id=stack.id if stack else None, limit=limit)
             return self._records(session, rows)
+
+    def list_operations(self, ctx: RequestContext, *, unfinished_only: bool = True,
+                        stack_id: str | None = None, limit: int | None = None
+                        ) -> list[OperationRecord]:
+        """:meth:`operations` for a request (the console's operations page): an admin's
+        only, every tenant's; ``stack_id`` (an id, or a name no two tenants share)
+        narrows it to one stack."""
+        if not ctx.is_admin:
+            raise OperatorViewForbidden(what="the operations")
+        stack = self.find_stack(stack_id) if stack_id is not None else None
+        return self.operations(unfinished_only=unfinished_only, stack=stack, limit=limit)
 
     def operation(self, id_or_prefix: str) -> OperationRecord:
         with self._db.read() as session:

@@ -120,6 +120,10 @@ class ResourceRecord:
     parent_resource: str | None = None
     # What the last check saw differ from the template (masked); None: never observed.
     drift: dict[str, PropertyDrift] | None = None
+    # False when the stack's current template no longer has it: an update is deleting it.
+    in_template: bool = True
+    # The physical resource an update replaced with this one and has not deleted yet.
+    replaced_physical_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,8 @@ from engine.db.models import Stack
 from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operation_start import start_operation
-from engine.template.parameters import MASK, hidden_names, redact, stored_hidden_values
+from engine.template.parameters import redact
+from engine.template.stored_parameters import masked_environment, stored_hidden_values
 from engine.vocabulary import Action, CancelReason, Status
 
 RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
@@ -80,14 +81,13 @@ class StackActions:
 
 
 def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
-    """Heat's abandon layout. Hidden parameter values are masked, as in every output:
-    an adopt must give them again (see ``engine.services.adopt``)."""
+    """Heat's abandon layout. Hidden parameter values are masked, as in every output,
+    wherever they were given (parameters, the environment's parameter_defaults or the
+    template's default): an adopt must give them again (see ``engine.services.adopt``)."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
-    hidden = hidden_names(template)
-    secrets = stored_hidden_values(template, stack.parameters)
-    environment = dict(stack.environment or {})
-    environment["parameters"] = {k: MASK if k in hidden else v
-                                 for k, v in (stack.parameters or {}).items()}
+    secrets = stored_hidden_values(template, stack.parameters, stack.environment)
+    environment = masked_environment(template, {**(stack.environment or {}),
+                                                "parameters": dict(stack.parameters or {})})
     raw_resources = template.get("resources") or {}
     resources = {
         row.name: {"name": row.name, "type": row.type, "action": row.action,

@@ -49,8 +49,8 @@ from engine.template.parameters import (
     hidden_values,
     masked,
     redact,
-    stored_hidden_values,
 )
+from engine.template.stored_parameters import stored_hidden_values
 from engine.vocabulary import Action, Change
 
 # The id and, in validate, the name of a stack that does not exist: what Heat's preview
@@ -366,7 +366,7 @@ def _blocked(verdicts: list[dict[str, Any]]) -> bool:
 
 def _update_secrets(stack: Stack, new: Proposal) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the stored definition's hidden values, those of both definitions, longest first)."""
-    old = stored_hidden_values(stack.template, stack.parameters)
+    old = stored_hidden_values(stack.template, stack.parameters, stack.environment)
     both = {*old, *hidden_values(new.ir.parameter_schemas, new.ir.parameters)}
     return old, tuple(sorted(both, key=len, reverse=True))
 

@@ -1,5 +1,6 @@
-"""Stack reads: lookups, one stack, the list, and a stack's template, environment, files
-and outputs. Hidden parameter values are masked in everything shown."""
+"""Stack reads: lookups, one stack, the list, and a stack's template (as stored, and as
+text with its lines), environment, files and outputs. Hidden parameter values are masked
+in everything shown."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from engine.services import listing
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack, stack_by_name_or_id
 from engine.template.environment import Environment
-from engine.template.parameters import MASK, hidden_names
+from engine.template.rendering import RenderedTemplate, render
+from engine.template.stored_parameters import masked_environment
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,19 +72,22 @@ class StackReads:
         with self._db.read() as session:
             return named_stack(session, ctx, name, stack_id).template
 
+    def get_source(self, ctx: RequestContext, name: str, stack_id: str) -> RenderedTemplate:
+        """The stored template as YAML text with the lines of its resources, parameters
+        and outputs (Kiln's rendering: the tenant's own text is not kept), hidden
+        parameters' defaults masked."""
+        with self._db.read() as session:
+            return render(named_stack(session, ctx, name, stack_id).template)
+
     def get_environment(self, ctx: RequestContext, name: str, stack_id: str
                         ) -> dict[str, Any]:
         """The stack's environment as Heat shows it: every section, the parameters the
         user gave, and hidden values masked."""
         with self._db.read() as session:
             stack = named_stack(session, ctx, name, stack_id)
-        template = stack.template if isinstance(stack.template, Mapping) else {}
-        hidden = hidden_names(template)
         shown = Environment.from_dict(stack.environment).as_dict()
         shown["parameters"] = dict(stack.parameters or {})
-        for section in ("parameters", "parameter_defaults"):
-            shown[section] = {k: MASK if k in hidden else v for k, v in shown[section].items()}
-        return shown
+        return masked_environment(stack.template, shown)
 
     def get_files(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         with self._db.read() as session:

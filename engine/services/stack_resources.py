@@ -1,5 +1,6 @@
-"""A stack's resources: the list, one resource, its metadata, mark-unhealthy and signals
-(the rules of the last three are ``resource_requests``'s)."""
+"""A stack's resources: the list, one resource (its attributes with the stack's hidden
+values masked), its metadata, mark-unhealthy and signals (the rules of the last three are
+``resource_requests``'s)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import resource_rows, stack_rows, stack_trees
-from engine.db.models import Resource
+from engine.db.models import Resource, Stack
 from engine.db.session import Database
 from engine.errors import ActionInProgress, EntityNotFound, InvalidFilter, ResourceNotFound
 from engine.ir.build import pseudo_parameters
@@ -21,7 +22,9 @@ from engine.services import listing, resource_requests
 from engine.services.attributes import read_attributes
 from engine.services.records import ResourceRecord
 from engine.services.stack_lookup import named_stack
-from engine.template.parameters import hidden_values, stored_hidden_values
+from engine.template.parameters import hidden_values, redact
+from engine.template.stored_parameters import stored_hidden_values, stored_values
+from engine.template.versions import is_cfn
 from engine.vocabulary import Status
 
 
@@ -50,10 +53,12 @@ class StackResources:
         # Filtered before attributes are read: reading them runs the type's code.
         chosen = {r.name for r in _resource_records(rows, None)
                   if listing.resource_matches(r, row_ids[r.name], wanted)}
-        read = (lambda row: read_attributes(stack, row, self._registry, self._clock)
-                if row.name in chosen else {}) if with_attributes else None
+        attributes = self._attributes(stack)
+        read = (lambda row: attributes(row) if row.name in chosen else {}
+                ) if with_attributes else None
         records = [dataclasses.replace(r, nested_stack=children.get(r.name))
-                   for r in _resource_records(rows, self._irs.if_valid(stack), read)
+                   for r in _resource_records(rows, self._irs.if_valid(stack), read,
+                                              stack.template)
                    if r.name in chosen]
         for parent_resource, (child_name, child_id) in sorted(children.items()):
             if nested_depth > 0:
@@ -74,12 +79,25 @@ class StackResources:
             nested = (child.name, child.id) if child is not None else None
         if resource not in {row.name for row in rows}:
             raise ResourceNotFound(resource_name=resource, stack_name=name)
+        attributes = self._attributes(stack, with_attr)
         records = _resource_records(
             rows, self._irs.if_valid(stack),
-            lambda row: read_attributes(stack, row, self._registry, self._clock, with_attr)
-            if row.name == resource else {})
+            lambda row: attributes(row) if row.name == resource else {}, stack.template)
         return dataclasses.replace(next(r for r in records if r.name == resource),
                                    nested_stack=nested)
+
+    def _attributes(self, stack: Stack, extra: Sequence[str] = ()
+                    ) -> Callable[[Resource], dict[str, Any]]:
+        """Reads a row's attributes with the stack's hidden values masked: a type may
+        hand a property on as an attribute (``OS::Heat::Value``'s ``value``)."""
+        secrets = stored_hidden_values(stack.template, stack.parameters, stack.environment)
+
+        def read(row: Resource) -> dict[str, Any]:
+            shown: dict[str, Any] = redact(
+                read_attributes(stack, row, self._registry, self._clock, extra), secrets)
+            return shown
+
+        return read
 
     def resource_metadata(self, ctx: RequestContext, name: str, stack_id: str,
                           resource: str) -> Any:
@@ -99,8 +117,8 @@ class StackResources:
             secrets = hidden_values(ir.parameter_schemas, ir.parameters)
         else:  # a type uninstalled since: the stored values
             parameters = {**pseudo_parameters(stack.id, stack.name, stack.tenant_id),
-                          **(stack.parameters or {})}
-            secrets = stored_hidden_values(template, stack.parameters)
+                          **stored_values(template, stack.parameters, stack.environment)}
+            secrets = stored_hidden_values(template, stack.parameters, stack.environment)
         return resource_requests.static_metadata(template, metadata, parameters, secrets)
 
     def mark_unhealthy(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
@@ -138,11 +156,15 @@ class StackResources:
 
 def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
                       attributes: Callable[[Resource], dict[str, Any]] | None = None,
-                      ) -> list[ResourceRecord]:
+                      template: Any = None) -> list[ResourceRecord]:
+    """The rows as records; ``template`` (the stored one) tells which the template still
+    has when there is no IR (a type uninstalled since)."""
     required_by: dict[str, list[str]] = {row.name: [] for row in rows}
     for row in rows:
         for dep in row.requires or []:
             required_by.setdefault(dep, []).append(row.name)
+    # The IR's resources: those a false condition leaves out are being deleted too.
+    declared = set(ir.resources) if ir is not None else _written_resources(template)
     return [
         ResourceRecord(
             name=row.name, type=row.type, action=row.action, status=row.status,
@@ -151,6 +173,15 @@ def _resource_records(rows: list[Resource], ir: ResolvedStack | None,
             description=ir.resources[row.name].description
             if ir and row.name in ir.resources else "",
             attributes=attributes(row) if attributes else {},
-            created_at=row.created_at, updated_at=row.updated_at, drift=row.drift)
+            created_at=row.created_at, updated_at=row.updated_at, drift=row.drift,
+            in_template=row.name in declared,
+            replaced_physical_id=row.replaced.get("physical_id") if row.replaced else None)
         for row in rows
     ]
+
+
+def _written_resources(template: Any) -> set[str]:
+    if not isinstance(template, Mapping):
+        return set()
+    section = template.get("Resources" if is_cfn(template) else "resources")
+    return set(section) if isinstance(section, Mapping) else set()

@@ -24,6 +24,7 @@ from engine.resources.update_forecast import PlannedChange, StoredFacts, forecas
 from engine.services.attributes import read_attributes
 from engine.services.resource_requests import static_metadata
 from engine.template.parameters import redact
+from engine.template.stored_parameters import stored_values
 from engine.vocabulary import Action, Change, Status
 
 # The keys of Heat's ``resource_changes``, in the order Heat's clients list them.
@@ -116,7 +117,8 @@ def resource_changes(stack: Stack, rows: Sequence[ResourceRow], stored_ir: Resol
     new_users = target.dependents()
     template = stack.template if isinstance(stack.template, Mapping) else {}
     parameters = stored_ir.parameters if stored_ir is not None else {
-        **pseudo_parameters(stack.id, stack.name, stack.tenant_id), **(stack.parameters or {})}
+        **pseudo_parameters(stack.id, stack.name, stack.tenant_id),
+        **stored_values(template, stack.parameters, stack.environment)}
     for name in sorted(found):
         category = found[name]
         if category in FROM_STORED:

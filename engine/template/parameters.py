@@ -33,7 +33,7 @@ from engine.schema import (
     to_boolean,
     to_number,
 )
-from engine.template.parse import SourceDocument, document
+from engine.template.parse import SourceDocument
 from engine.template.versions import HotVersion
 
 MASK = "******"
@@ -163,12 +163,13 @@ def parse_schemas(doc: SourceDocument, section: Any, version: HotVersion | None 
     if not isinstance(section, Mapping):
         raise StackValidationFailed(doc.location(("parameters",)),
                                     reason='"parameters" must be a map')
-    return {str(name): _parse_one(doc, str(name), body, version)
+    return {str(name): parse_schema(doc, str(name), body, version)
             for name, body in section.items()}
 
 
-def _parse_one(doc: SourceDocument, name: str, body: Any, version: HotVersion | None
-               ) -> ParameterSchema:
+def parse_schema(doc: SourceDocument, name: str, body: Any, version: HotVersion | None = None
+                 ) -> ParameterSchema:
+    """One declared HOT parameter (``version`` as for :func:`parse_schemas`)."""
     path = ("parameters", name)
     loc = doc.location(path)
     if not isinstance(body, Mapping):
@@ -286,18 +287,33 @@ def resolve_values(
     for key in given:
         if key not in schemas:
             raise UnknownUserParameter(key=key)
-    defaults = defaults or {}
+    raw = raw_values(schemas, given, defaults)
     values: dict[str, Any] = {}
     for name, schema in schemas.items():
-        if given.get(name) is not None:
-            values[name] = schema.convert(given[name])
-        elif defaults.get(name) is not None:
-            values[name] = schema.convert(defaults[name])
-        elif schema.has_default and schema.default is not None:
-            values[name] = schema.convert(schema.default)
+        if name in raw:
+            values[name] = schema.convert(raw[name])
         elif require_all:
             raise UserParameterMissing(schema.location, key=name)
     return values
+
+
+def raw_values(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
+               defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The value each declared parameter takes, as written (not converted), in Heat's
+    order: ``given``, else the environment's ``defaults`` (its parameter_defaults), else
+    the template's default; a null counts as not given. One with none is left out.
+
+    The one place that order is kept: :func:`resolve_values` converts what this finds,
+    and a stored stack's hidden values (:func:`given_hidden_values`) are what it finds."""
+    defaults = defaults or {}
+    found: dict[str, Any] = {}
+    for name, schema in schemas.items():
+        for value in (given.get(name), defaults.get(name),
+                      schema.default if schema.has_default else None):
+            if value is not None:
+                found[name] = value
+                break
+    return found
 
 
 def masked(schemas: Mapping[str, ParameterSchema], values: Mapping[str, Any]
@@ -372,32 +388,17 @@ def redact(value: Any, secrets: tuple[str, ...]) -> Any:
     return value
 
 
-def hidden_names(template: Mapping[str, Any]) -> set[str]:
-    """Names of the hidden parameters of a stored template (plain data, not parsed), for
-    code that must mask without building the IR."""
-    section = template.get("parameters")
-    if not isinstance(section, Mapping):
-        return set()
-    return {name for name, body in section.items()
-            if isinstance(body, Mapping) and body.get("hidden") in (True, "true", "True")}
-
-
-def stored_hidden_values(template: Any, parameters: Mapping[str, Any] | None
-                         ) -> tuple[str, ...]:
-    """:func:`hidden_values` of a stored stack, from the template's parameters section
-    alone (defaults included): unlike the IR this needs no resource type, so it works
-    when a type has been uninstalled."""
-    template = template if isinstance(template, Mapping) else {}
-    try:
-        schemas = parse_schemas(document(template), template.get("parameters"))
-    except KilnError:
-        return ()
-    given = parameters or {}
-    raw = {name: given.get(name, schema.default) for name, schema in schemas.items()}
-    # Stored as given: a json or comma_delimited_list value is text until converted,
-    # and its leaves are what get_param hands on.
-    typed = {name: _typed_or_none(schema, raw[name]) for name, schema in schemas.items()
-             if schema.hidden and raw[name] is not None}
+def given_hidden_values(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
+                        defaults: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """:func:`hidden_values` of the values a stack takes from what it was given, as they
+    were stored (:func:`raw_values`: ``given``, else the environment's ``defaults``, else
+    the template's default): the stored text and, converted, the leaves ``get_param``
+    hands on. For code that must mask without building the IR
+    (``engine.template.stored_parameters``)."""
+    raw = raw_values(schemas, given, defaults)
+    # Stored as given: a json or comma_delimited_list value is text until converted.
+    typed = {name: _typed_or_none(schemas[name], value) for name, value in raw.items()
+             if schemas[name].hidden}
     return _secrets(schemas, raw, typed)
 
 

@@ -9,6 +9,8 @@ function gets a clear 400 instead of having the call silently treated as data.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 HOT_KEY = "heat_template_version"
 CFN_KEYS = ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion")
@@ -111,3 +113,11 @@ def find_cfn_version(key: str, value: object) -> HotVersion | None:
         if version.key == key and str(value) == version.date:
             return version
     return None
+
+
+def is_cfn(template: Mapping[str, Any]) -> bool:
+    """Whether a template already checked by ``engine.template.loader.load`` (a stored one)
+    is in one of the CFN formats: it names a CFN version key, as the loader refuses a
+    template naming two formats. Code reading a stored template's sections asks here,
+    not with its own test of the keys."""
+    return any(key in template for key in CFN_KEYS)

@@ -218,7 +218,7 @@ class LifecycleCalls:
                 # Approvals and rejections have their event from the person's request.
                 stack = stack_rows.load_stack(session, operation.stack_id)
                 event_rows.add_lifecycle_event(
-                    session, stack, record,
+                    session, stack, operation.id, record,
                     reasons.approval_expired(pending["plugin"], approval["expires_at"]), now)
             return True
 
@@ -236,7 +236,7 @@ class LifecycleCalls:
             operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
             stack = stack_rows.load_stack(session, operation.stack_id)
             event_rows.add_lifecycle_event(
-                session, stack, record.as_dict(),
+                session, stack, operation.id, record.as_dict(),
                 f"{record.summary()} ({record.duration_ms} ms)", now)
             if record.verdict == PENDING:
                 window = record.window_seconds or approval_window_seconds or 0.0

@@ -404,8 +404,8 @@ def _forgo_post_ops(session: DbSession, operation: Operation, why: str,
     failure = operation.lifecycle.get("outcome") != Status.COMPLETE
     for plugin in owed:
         record = not_called(plugin, operation.action, failure, why)
-        event_rows.add_lifecycle_event(session, stack, record.as_dict(), record.summary(),
-                                       now)
+        event_rows.add_lifecycle_event(session, stack, operation.id, record.as_dict(),
+                                       record.summary(), now)
     LOG.error("operation %s: post-ops never called: %s (%s)", operation.id,
               ", ".join(owed), why)
 

@@ -14,14 +14,14 @@ from engine.ir.model import ResolvedStack
 from engine.lifecycle.snapshot import Redefined, StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
-from engine.template.parameters import stored_hidden_values
+from engine.template.stored_parameters import stored_hidden_values
 
 RuntimeFactory = Callable[[str], Any]
 
 
 def stack_secrets(stack: StackFacts) -> tuple[str, ...]:
     """Hidden parameter values of the stored stack (see ``stored_hidden_values``)."""
-    return stored_hidden_values(stack.template, stack.parameters)
+    return stored_hidden_values(stack.template, stack.parameters, stack.environment)
 
 
 def operation_secrets(stack: StackFacts, payload: Mapping[str, Any] | None

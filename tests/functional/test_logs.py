@@ -1,7 +1,9 @@
 """Logs an operator can use, from one kiln-all at DEBUG in JSON to a file: the access line
 of a request, the worker's lines about the operation it created under the same request
 id and naming the stack, and a grep of everything the process wrote for every secret it
-was given (the tenant's token, a hidden parameter, a signal token, AWS credentials)."""
+was given (the tenant's token, a hidden parameter, a signal token, AWS credentials); and
+a hidden value given only in the environment's parameter_defaults, in no read of its stack
+(environment, show, export, abandon, events, outputs) nor in the logs."""
 
 from __future__ import annotations
 
@@ -82,6 +84,70 @@ def test_one_request_followed_through_the_logs_with_no_secret_in_them(
     everything = log_file.read_text() + kiln.logs()  # the file, and stdout and stderr
     for secret in (tenant.token, HIDDEN, signal_token, AWS_SECRET):
         assert secret not in everything
+
+
+DEFAULTED = "defaulted-Kq27-value"
+# The hidden value comes from the environment's parameter_defaults alone; it reaches a
+# property, an output and, known only once ``word`` exists, a failure's reason.
+DEFAULTED_TEMPLATE = """\
+heat_template_version: 2018-08-31
+parameters:
+  password: {type: string, hidden: true}
+resources:
+  word:
+    type: OS::Heat::RandomString
+    properties: {length: 4}
+  kept:
+    type: OS::Heat::Value
+    properties: {value: {list_join: [':', [user, {get_param: password}]]}}
+  bad:
+    type: OS::Heat::Value
+    properties:
+      type: number
+      value: {list_join: ['-', [{get_param: password}, {get_attr: [word, value]}]]}
+outputs:
+  joined: {value: {get_attr: [kept, value]}}
+"""
+
+
+def test_a_hidden_value_given_in_the_parameter_defaults_is_never_shown_nor_logged(
+        kiln: servers.Kiln) -> None:
+    tenant = servers.new_tenant(kiln.env, "defaults")
+    headers = {"X-Auth-Token": tenant.token, "Accept": "application/json"}
+    stacks = f"{kiln.endpoint(tenant.tenant_id)}/stacks"
+    created = requests.post(stacks, headers=headers, timeout=10, json={
+        "stack_name": "defaulted", "template": DEFAULTED_TEMPLATE,
+        "environment": {"parameter_defaults": {"password": DEFAULTED}}})
+    assert created.status_code == 201, created.text
+    stack_url = f"{stacks}/defaulted/{created.json()['stack']['id']}"
+
+    def failed() -> dict[str, Any] | None:
+        stack: dict[str, Any] = requests.get(stack_url, headers=headers,
+                                             timeout=10).json()["stack"]
+        return stack if stack["stack_status"] == "CREATE_FAILED" else None
+
+    shown = wait_for(failed)
+
+    reads = {path: requests.get(f"{stack_url}{path}", headers=headers, timeout=10)
+             for path in ("/environment", "/export", "/events", "/outputs/joined",
+                          "/resources/bad")}
+    assert {path: read.status_code for path, read in reads.items()} == dict.fromkeys(reads, 200)
+    assert reads["/environment"].json()["parameter_defaults"] == {"password": "******"}
+    exported = reads["/export"].json()
+    assert exported["environment"]["parameter_defaults"] == {"password": "******"}
+    assert "'******-" in reads["/resources/bad"].json()["resource"]["resource_status_reason"]
+    assert any("'******-" in event["resource_status_reason"]
+               for event in reads["/events"].json()["events"])
+    abandoned = requests.delete(f"{stack_url}/abandon", headers=headers, timeout=10)
+    assert abandoned.status_code == 200, abandoned.text
+    assert abandoned.json() == exported
+
+    everything = [json.dumps(shown), abandoned.text, *(read.text for read in reads.values())]
+    log_file = pathlib.Path(kiln.env["OS_DEFAULT__STATE_PATH"]) / "kiln.log"
+    wait_for(lambda: "Stack ABANDON completed" in requests.get(
+        stack_url, headers=headers, timeout=10).text)
+    everything += [log_file.read_text(), kiln.logs()]
+    assert DEFAULTED not in "\n".join(everything)
 
 
 def handle_token(stack_url: str, headers: dict[str, str]) -> str:

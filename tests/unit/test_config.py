@@ -7,6 +7,7 @@ import os
 import pathlib
 
 import pytest
+from oslo_config import cfg
 
 from engine import bootstrap, config
 from engine.db import migration
@@ -160,3 +161,26 @@ def test_a_missing_database_is_refused_with_its_path_and_created_only_on_request
     migration.upgrade(db)
     db.dispose()
     assert database.exists()
+
+
+def test_a_lifecycle_plugins_options_are_read_with_their_values(
+        tmp_path: pathlib.Path) -> None:
+    conf_file = tmp_path / "kiln.conf"
+    conf_file.write_text("[lifecycle_approval]\nrules_file = /etc/kiln/approval.yaml\n")
+    conf = config.load(["--config-file", str(conf_file)])
+
+    # Not yet registered (the plugin is not loaded in this process): registered here.
+    assert config.plugin_options(conf, "approval") == [config.OptionValue(
+        "lifecycle_approval", "rules_file", "/etc/kiln/approval.yaml", False)]
+    assert config.plugin_options(conf, "no-such-plugin") == []
+
+
+def test_option_values_keep_a_secret_options_value_and_say_it_is_secret() -> None:
+    conf = config.load([])
+    opts = [cfg.StrOpt("token", secret=True, default="s3cret"), cfg.IntOpt("port", default=1)]
+    conf.register_opts(opts, group="vault")  # as the plugin registers its own
+
+    assert config.option_values(conf, [("vault", opts), (None, [cfg.BoolOpt("debug")])]) == [
+        config.OptionValue("vault", "token", "s3cret", True),
+        config.OptionValue("vault", "port", 1, False),
+        config.OptionValue("DEFAULT", "debug", False, False)]

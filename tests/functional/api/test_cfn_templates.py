@@ -1,8 +1,10 @@
 """CloudFormation templates through python-heatclient: a CFN template and its HOT twin
-give the same resources and outputs; CFN errors name the line."""
+give the same resources and outputs; a NoEcho value is masked wherever the stack is shown;
+CFN errors name the line."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -112,6 +114,25 @@ def test_a_cfn_template_and_its_hot_twin_give_the_same_stack(heat: Any, env: str
     assert cfn_shape["Secret"] == "******"
     assert cfn.parameters["AWS::StackName"] == name
     assert cfn.parameters["AWS::StackId"].startswith("arn:openstack:heat::")
+
+
+def test_a_noecho_value_is_masked_in_the_environment_the_stack_and_its_abandon_data(
+        heat: Any) -> None:
+    stack = created(heat, CFN, unique("noecho"), parameters={"Secret": "open-s3same-x"})
+
+    assert stack.parameters["Secret"] == "******"
+    environment = heat.stacks.environment(stack.id)
+    assert environment["parameters"] == {"Secret": "******"}
+    exported = heat.stacks.export(stack.id)
+    assert exported["environment"]["parameters"] == {"Secret": "******"}
+    assert "open-s3same-x" not in json.dumps(exported)
+    # Abandon data never carries a hidden value: an adopt must give it again.
+    with pytest.raises(heat_exc.HTTPBadRequest, match="Hidden parameters Secret are masked"):
+        heat.stacks.create(stack_name=unique("adopted"), adopt_stack_data=json.dumps(exported))
+    data = heat.stacks.abandon(stack.id)
+    assert data["environment"]["parameters"] == {"Secret": "******"}
+    assert "open-s3same-x" not in json.dumps(data)
+    wait_for_status(heat, stack.id, "DELETE_COMPLETE")
 
 
 def test_cfn_errors_name_the_line(heat: Any) -> None:

@@ -1,5 +1,5 @@
 """engine.db.event_rows on SQLite: an event's reason cut to 255 characters, plugin calls
-marked, and events filtered, ordered and paged."""
+marked and naming their operation, and events filtered, ordered and paged."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from engine.db.session import Database
 from engine.vocabulary import Action, Status
 from tests.unit.db.conftest import (
     NOW,
+    add_operation,
     add_stack,
 )
 
@@ -42,6 +43,23 @@ def test_an_event_keeps_255_characters_of_its_reason_and_marks_plugin_calls(
         first, call = session.scalars(select(Event).order_by(Event.seq))
         assert (first.reason, first.lifecycle) == ("x" * 255, None)
         assert [e.id for e in event_rows.list_lifecycle_events(session, stack.id)] == [call.id]
+
+
+def test_a_plugin_calls_event_names_its_operation(db: Database, tenant_id: str) -> None:
+    record = {"plugin": "quota", "phase": "post", "action": Action.UPDATE,
+              "verdict": "done", "is_stack_failure": True}
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id)
+        operation = add_operation(session, stack, Action.UPDATE)
+        event_rows.add_lifecycle_event(session, stack, operation.id, record, "why", NOW)
+
+    with db.read() as session:
+        [event] = event_rows.list_lifecycle_events(session, stack.id)
+        assert event.lifecycle == {**record, "operation_id": operation.id}
+        assert (event.resource_type, event.action, event.status, event.reason) == (
+            event_rows.LIFECYCLE_TYPE, Action.UPDATE, Status.FAILED, "why")
+        assert [found.id for found, _stack in event_rows.recent_lifecycle_events(
+            session, "quota", 5)] == [event.id]
 
 
 def test_events_are_filtered_ordered_and_paged(db: Database, tenant_id: str) -> None:

@@ -197,6 +197,19 @@ def test_secrets_are_masked_in_template_environment_parameters_and_reason() -> N
     assert SECRET not in repr(seen)
 
 
+def test_a_hidden_entry_of_the_environment_is_masked_by_name() -> None:
+    # Overridden by the given value, the parameter_defaults entry is no value the stack
+    # takes, so no secrets list holds it: the name masks it.
+    facts = Facts(template=TEMPLATE, parameters={"password": SECRET},
+                  environment={"parameters": {"password": SECRET},
+                               "parameter_defaults": {"password": "shadowed-pw",
+                                                      "flavor": "m1.large"}})
+    seen = view(facts)
+    assert seen.environment == {"parameters": {"password": MASK},
+                                "parameter_defaults": {"password": MASK,
+                                                       "flavor": "m1.large"}}
+
+
 def test_a_secret_in_a_stored_property_is_masked() -> None:
     stored = {"db": Row("db", "OS::Heat::TestResource", physical_id="db-1",
                         properties={"value": f"postgresql://admin:{SECRET}@db"})}

@@ -100,6 +100,9 @@ def test_approved_the_operation_goes_on_at_another_worker_its_wait_not_counted(
     assert timeline(stacks, ctx, name, stack_id)[:4] == [
         "s CREATE_IN_PROGRESS", "pre a allow", "pre gate pending", "pre gate approved"]
     [operation] = operations(db, stack_id)
+    # The decision's event (the request's) names the operation as the worker's do.
+    assert {c["operation_id"] for c in stacks.lifecycle_calls(ctx, name, stack_id)} == {
+        operation.id}
     assert operation.lifecycle["pre"][1]["verdict"] == Verdict.APPROVED
     assert operation.lifecycle["pre"][1]["message"] == f"by {by}: ticket 4411"
     with pytest.raises(NoApprovalFound):
@@ -143,6 +146,10 @@ def test_an_expired_window_denies_the_operation_with_an_event_saying_so(
     assert (stack.status, stack.status_reason) == (
         "FAILED", f"Lifecycle plugin gate pre-op CREATE: expired: no decision by {expires}")
     assert "pre gate expired" in timeline(stacks, ctx, name, stack_id)
+    [operation] = operations(db, stack_id)
+    [expired] = [c for c in stacks.lifecycle_calls(ctx, name, stack_id)
+                 if c["verdict"] == "expired"]
+    assert expired["operation_id"] == operation.id
     assert log[2:] == [("gate", "post", "CREATE", True), ("a", "post", "CREATE", True)]
     with pytest.raises(NoApprovalAwaited):
         stacks.approvals.decide(ctx, name, stack_id, {"decision": "approve"})

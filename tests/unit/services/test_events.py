@@ -24,7 +24,7 @@ from tests.unit.conftest import Clock
 from tests.unit.services.test_stack_reads import create, run_nested
 from tests.unit.services.test_stack_reads import other as other  # the fixture
 from tests.unit.worker.running import run, worker
-from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
+from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded, operations
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -259,6 +259,8 @@ def test_lifecycle_calls_are_listed_oldest_first_with_their_events(
     assert [(c["plugin"], c["phase"], c["action"], c["verdict"]) for c in calls] == [
         ("audit", "pre", "CREATE", "allow"), ("audit", "post", "CREATE", "done")]
     assert {c["time"] for c in calls} == {clock().isoformat(timespec="seconds")}
+    [operation] = operations(db, stack_id)
+    assert {c["operation_id"] for c in calls} == {operation.id}
     # Each is an event of the stack too, carrying the same record.
     shown = {e.id: e for e in events.list_events(ctx, "web", stack_id, EventQuery())}
     for call in calls:
@@ -266,3 +268,4 @@ def test_lifecycle_calls_are_listed_oldest_first_with_their_events(
         assert (event.resource_name, event.resource_type) == ("web",
                                                               "Kiln::LifecyclePlugin")
         assert event.lifecycle is not None and event.lifecycle["plugin"] == "audit"
+        assert event.lifecycle["operation_id"] == operation.id

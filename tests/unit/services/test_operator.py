@@ -125,6 +125,7 @@ def test_a_reset_that_skips_the_post_ops_records_each_as_never_called(
         ("quota", "not_called", True), ("placement", "not_called", True)]
     assert all(c["message"] == "skipped by operator admin@ops (reset-state --skip-post-ops)"
                for c in skipped)
+    assert {c["operation_id"] for c in skipped} == {operation_of(db, stack_id).id}
     events = stacks.list_events(ctx, name, stack_id, EventQuery())
     assert any(e.reason.startswith("Lifecycle plugin quota post-op CREATE: not_called: "
                                    "skipped by operator admin@ops") for e in events)

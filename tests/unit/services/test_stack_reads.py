@@ -192,6 +192,26 @@ def test_the_environment_has_every_section_with_hidden_values_masked(
         "event_sinks": []}
 
 
+@pytest.mark.parametrize("version", ["AWSTemplateFormatVersion: '2010-09-09'",
+                                     "HeatTemplateFormatVersion: '2012-12-12'"])
+def test_a_cfn_stacks_environment_masks_its_noecho_values(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, version: str) -> None:
+    template = (f"{version}\n"
+                "Parameters:\n"
+                "  Password: {Type: String, NoEcho: 'true'}\n"
+                "  Count: {Type: Number, Default: 3}\n"
+                "Resources: {r: {Type: 'OS::Heat::None'}}\n")
+    stack_id = create(writes, ctx, "cfn", template, parameters={"Password": "hunter2"},
+                      environment={"parameters": {"Count": 4},
+                                   "parameter_defaults": {"Password": "default-secret"}})
+
+    environment = reads.get_environment(ctx, "cfn", stack_id)
+
+    assert environment["parameters"] == {"Password": MASK, "Count": 4}
+    assert environment["parameter_defaults"] == {"Password": MASK}
+    assert reads.get(ctx, "cfn", stack_id).parameters["Password"] == MASK
+
+
 def test_outputs_once_the_create_finished_and_one_by_its_key(
         writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
         registry: ResourceTypeRegistry, clock: Clock) -> None:

@@ -232,6 +232,43 @@ def test_metadata_is_evaluated_as_far_as_parameters_go_with_hidden_values_masked
     assert resources.resource_metadata(ctx, "web", web, "value") == {}
 
 
+def test_metadata_without_the_ir_takes_the_values_the_stack_takes(
+        writes: StackWrites, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    # A type uninstalled since: no IR, so the stored values, resolved as the IR resolves
+    # them (given, else parameter_defaults, else the template's default), hidden masked.
+    stack_id = create(writes, ctx, "web", TEMPLATE, environment={
+        "parameter_defaults": {"password": "env-secret", "user": "bob"}})
+    types = {name: registry.get(name) for name in registry.names()
+             if name != "OS::Heat::RandomString"}
+    fewer = ResourceTypeRegistry(types)
+    without = StackResources(db, fewer, clock, StoredIrs(fewer.get, fewer.constraint))
+
+    assert without.resource_metadata(ctx, "web", stack_id, "word") == {
+        "user": "bob", "login": f"bob/{MASK}", "ref": {"get_resource": "value"}}
+
+
+def test_attributes_are_shown_with_the_stacks_hidden_values_masked(
+        writes: StackWrites, resources: StackResources, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    # A Value hands its property on as its attribute; the hidden value in it is masked,
+    # whichever source gave it (here the environment's parameter_defaults).
+    template = ("heat_template_version: 2018-08-31\n"
+                "parameters: {password: {type: string, hidden: true}}\n"
+                "resources:\n"
+                "  kept:\n"
+                "    type: OS::Heat::Value\n"
+                "    properties: {value: {list_join: [':', [user, {get_param: password}]]}}\n")
+    stack_id = create(writes, ctx, "web", template, environment={
+        "parameter_defaults": {"password": "env-secret"}})
+    run(worker(db, registry, clock))
+
+    shown = resources.get_resource(ctx, "web", stack_id, "kept")
+    [listed] = resources.list_resources(ctx, "web", stack_id, {}, with_attributes=True)
+
+    assert shown.attributes["value"] == listed.attributes["value"] == f"user:{MASK}"
+
+
 # --- mark unhealthy ---------------------------------------------------------------------------
 
 

@@ -67,6 +67,8 @@ def test_an_adopt_checks_the_request_and_then_the_abandon_datas_body(
 @pytest.mark.parametrize("data, message", [
     ({"environment": {"parameters": [1]}}, "the environment's parameters must be a map"),
     ({"environment": {"parameters": "p=1"}}, "the environment's parameters must be a map"),
+    ({"environment": {"parameter_defaults": [1]}},
+     "the environment's parameter_defaults must be a map"),
     ({"resources": {"r": 5}}, "resource r must be a map, its resource_data too"),
     ({"resources": {"r": {"resource_data": [1]}}},
      "resource r must be a map, its resource_data too"),

@@ -20,12 +20,13 @@ from engine.template.loader import load
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
+    given_hidden_values,
     hidden_values,
     masked,
     parse_schemas,
+    raw_values,
     redact,
     resolve_values,
-    stored_hidden_values,
 )
 from engine.template.parse import document, parse_text
 
@@ -469,6 +470,19 @@ def test_defaults_fill_what_is_not_given() -> None:
     assert values == {"name": "web", "count": 1, "optional": ""}
 
 
+def test_a_value_is_given_else_an_environment_default_else_the_templates() -> None:
+    # Unconverted, as stored; a null is not given, and one with no value is left out.
+    declared = schemas(DECLARED)
+
+    assert raw_values(declared, {"name": None, "count": "3"},
+                      {"name": "env-web", "count": "9", "optional": None}) == {
+        "name": "env-web", "count": "3"}
+    assert raw_values(declared, {}) == {"count": 1}
+    assert resolve_values(declared, {"count": "3"},
+                          defaults={"name": "env-web", "optional": "o"}) == {
+        "name": "env-web", "count": 3, "optional": "o"}
+
+
 def test_missing_parameter() -> None:
     with pytest.raises(UserParameterMissing) as caught:
         resolve_values(schemas(DECLARED), {"optional": "x"})
@@ -575,14 +589,14 @@ def test_hidden_values_hold_every_scalar_leaf_of_a_structured_value() -> None:
     assert list(found) == sorted(found, key=len, reverse=True)
 
 
-def test_a_stored_stacks_hidden_values_hold_the_leaves_of_what_was_given_as_text() -> None:
-    template = {"heat_template_version": "2018-08-31", "parameters": {
-        "conf": {"type": "json", "hidden": True},
-        "pins": {"type": "comma_delimited_list", "hidden": True,
-                 "default": "aaaa-pin1,bbbb-pin2"},
-        "unset": {"type": "string", "hidden": True}}}
+def test_the_hidden_values_given_hold_the_leaves_of_what_was_given_as_text() -> None:
+    section = {"conf": {"type": "json", "hidden": True},
+               "pins": {"type": "comma_delimited_list", "hidden": True,
+                        "default": "aaaa-pin1,bbbb-pin2"},
+               "unset": {"type": "string", "hidden": True}}
+    declared = parse_schemas(document({"parameters": section}), section)
 
-    found = stored_hidden_values(template, {"conf": '{"k": "s3cr3tvalue"}'})
+    found = given_hidden_values(declared, {"conf": '{"k": "s3cr3tvalue"}'})
 
     # Stored as the tenant gave them (text), read as get_param reads them; no "None" for
     # the parameter without a value.

@@ -226,6 +226,9 @@ def test_create_calls_pre_ops_in_order_then_steps_then_post_ops_in_reverse(
         f"({warned.lifecycle['duration_ms']} ms)")
     [operation] = operations(db, stack_id)
     assert (operation.state, operation.lease_owner) == (OperationState.COMPLETE, None)
+    # Each call names its operation, in its event as in the list.
+    assert {r["operation_id"] for r in recorded} == {operation.id}
+    assert warned.lifecycle["operation_id"] == operation.id
 
 
 def test_plugins_see_the_stack_before_and_after_and_who_asked(

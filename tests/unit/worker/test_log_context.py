@@ -92,3 +92,26 @@ def test_worker_lines_carry_the_request_id_and_name_the_stack(
                 line["stack_id"], line["operation_id"]) == (
             REQUEST, ctx.tenant_id, name, stack_id, operation_of[stack_id]), key
     assert HIDDEN not in "\n".join(str(line) for line in lines)
+
+
+def test_a_hidden_value_from_the_environments_parameter_defaults_is_masked_too(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, ctx: RequestContext,
+        logged: Logged) -> None:
+    # Given neither as a parameter nor as the template's default: the stack's secrets are
+    # the values it takes, whichever source gave them (engine.worker.stored_scope).
+    types = {name: registry.get(name) for name in registry.names()}
+    stacks = StackApi(db, ResourceTypeRegistry({**types, "Test::Chatty": Chatty}),
+                      StackLimits(), clock)
+    template = ("heat_template_version: 2018-08-31\n"
+                "parameters: {password: {type: string, hidden: true}}\n"
+                "resources:\n"
+                "  chatty: {type: Test::Chatty, properties: {secret: {get_param: password}}}\n")
+    record = stacks.create(ctx, {"stack_name": "web", "template": template, "environment": {
+        "parameter_defaults": {"password": HIDDEN}}})
+    run(worker_for(stacks))
+    assert stacks.get(ctx, "web", record.id).status == "COMPLETE"
+
+    lines = logged()
+
+    assert "creating chatty with ******" in {line["message"] for line in lines}
+    assert HIDDEN not in "\n".join(str(line) for line in lines)

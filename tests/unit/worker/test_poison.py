@@ -375,6 +375,8 @@ def test_post_ops_that_keep_failing_on_a_bug_are_skipped_and_the_stack_freed(
             for c in stacks.lifecycle_calls(ctx, name, stack_id) if c["phase"] == "post"] == [
         ("audit", "post", "not_called",
          "the post-op phase failed unexpectedly 3 times and was given up")]
+    assert {c["operation_id"] for c in stacks.lifecycle_calls(ctx, name, stack_id)} == {
+        operation.id}
     stacks.delete(ctx, name, stack_id)
     for _ in range(10):
         run(loop, ticks=1)
@@ -446,6 +448,7 @@ def test_when_giving_up_fails_too_each_owed_post_op_is_recorded_as_never_called(
     assert (never["plugin"], never["verdict"], never["is_stack_failure"], never["message"]) == (
         "quota", "not_called", True,
         "the operation was abandoned after repeated internal errors")
+    assert never["operation_id"] == operation_of(db, stack_id).id
 
 
 def test_a_phase_that_kills_its_worker_is_failed_by_the_worker_after_the_third(
