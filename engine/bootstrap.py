@@ -95,8 +95,7 @@ class Kiln:
     def lifecycle_service(self) -> LifecycleService:
         from engine.services.lifecycle import LifecycleService  # see TYPE_CHECKING above
 
-        return LifecycleService(self.lifecycle,
-                                functools.partial(config.plugin_options, self.conf))
+        return LifecycleService(self.lifecycle)
 
     @functools.cached_property
     def irs(self) -> StoredIrs:
@@ -162,12 +161,18 @@ class Kiln:
 
         actions = StackActions(self.db, self.clock,
                                self.conf.engine.stack_action_timeout_seconds)
+        # The plugins' settings (the console's plugin page) are read once, here, after the
+        # plugins registered their own options: read on each request, the options not
+        # registered yet would be registered on the live configuration from request
+        # threads. Only the API shows them, so no kiln-manage command pays for reading.
+        lifecycle = self.lifecycle_service.with_options(config.plugin_options(
+            self.conf, [plugin.name for plugin in self.lifecycle_service.list_plugins()]))
         services = ApiServices(
             stack_writes=self.stack_writes, stack_dry_runs=self.stack_dry_runs,
             stack_reads=self.stack_reads, stack_actions=actions,
             resources=self.stack_resources, events=self.stack_events,
             resource_types=self.resource_types, tenants=self.tenants,
-            lifecycle=self.lifecycle_service, workers=self.workers,
+            lifecycle=lifecycle, workers=self.workers,
             health=HealthService(self.db), approvals=self.approvals,
             graphs=StackGraphs(self.db, self.irs, self.stack_reads,
                                self.stack_resources),

@@ -3,9 +3,9 @@
 Options are declared here and read only in ``engine.bootstrap`` and ``engine.cmd``; the rest
 of the engine receives plain values (``engine.budget`` and ``engine.worker.poison`` read
 the declared defaults of their limits, :func:`declared_default`, so that they are written
-only here; :func:`plugin_options`, which bootstrap hands to the lifecycle service, reads
-the options a lifecycle plugin lists). Every option can also be set from the environment
-the way oslo.config does it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
+only here; :func:`plugin_options`, which bootstrap calls once when it builds the API,
+reads the options the lifecycle plugins list). Every option can also be set from the
+environment the way oslo.config does it: ``OS_<GROUP>__<OPTION>`` (``OS_API__BIND_PORT=18004``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import dataclasses
 import importlib.metadata
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from oslo_config import cfg, types
@@ -370,39 +370,65 @@ PLUGIN_OPTS_PREFIX = "kiln.lifecycle."
 class OptionValue:
     group: str
     name: str
-    value: Any  # as configured: a secret one too; whoever shows it masks it
+    value: Any  # as configured, in JSON's types: a secret one too; whoever shows it masks it
     secret: bool
 
 
-def plugin_options(conf: cfg.ConfigOpts, plugin: str) -> list[OptionValue]:
-    """The options lifecycle plugin ``plugin`` lists (its ``oslo.config.opts`` entry
-    point ``kiln.lifecycle.<plugin>``), with this process's values; none when it lists
-    none, or its listing fails to load (a disabled plugin may be broken)."""
-    listed: list[tuple[str | None, Sequence[cfg.Opt]]] = []
-    for entry_point in importlib.metadata.entry_points(
-            group="oslo.config.opts", name=PLUGIN_OPTS_PREFIX + plugin):
+def plugin_options(conf: cfg.ConfigOpts, plugins: Iterable[str]
+                   ) -> dict[str, list[OptionValue]]:
+    """The options each lifecycle plugin of ``plugins`` lists (its ``oslo.config.opts``
+    entry point ``kiln.lifecycle.<plugin>``), with this process's values; none for one
+    that lists none, or whose listing fails to load (a disabled plugin may be broken).
+
+    Registers the options it reads that nothing has yet (a disabled plugin never
+    registers its own), so bootstrap calls it once, before any request: oslo.config's
+    registry is no place for request threads to write."""
+    wanted = {PLUGIN_OPTS_PREFIX + name: name for name in plugins}
+    listed: dict[str, list[tuple[str | cfg.OptGroup | None, Sequence[cfg.Opt]]]] = {
+        name: [] for name in wanted.values()}
+    broken: set[str] = set()
+    for entry_point in importlib.metadata.entry_points(group="oslo.config.opts"):
+        plugin = wanted.get(entry_point.name)
+        if plugin is None:
+            continue
         try:
-            listed += entry_point.load()()
+            listed[plugin] += entry_point.load()()
         except Exception:  # noqa: BLE001 -- a plugin's code: its failure shows no options
             LOG.warning("the options of lifecycle plugin %s could not be listed", plugin,
                         exc_info=True)
-            return []
-    return option_values(conf, listed)
+            broken.add(plugin)
+    return {plugin: [] if plugin in broken else option_values(conf, found)
+            for plugin, found in listed.items()}
 
 
-def option_values(conf: cfg.ConfigOpts, listed: Sequence[tuple[str | None, Sequence[cfg.Opt]]]
+def option_values(conf: cfg.ConfigOpts,
+                  listed: Sequence[tuple[str | cfg.OptGroup | None, Sequence[cfg.Opt]]]
                   ) -> list[OptionValue]:
-    """The values of ``listed`` options, registered first when nothing has yet (a
-    disabled plugin never registers its own); one that does not read is None."""
+    """The values of ``listed`` options, each group named as oslo.config's ``list_opts``
+    allows (a name, an ``OptGroup`` or None for DEFAULT), registered first when nothing
+    has yet; one that does not read is None, one JSON cannot hold its text."""
     values = []
     for group, opts in listed:
+        name = group.name if isinstance(group, cfg.OptGroup) else group
         for opt in opts:
             # The plugin may have registered one of that name otherwise: its value is read.
             with contextlib.suppress(cfg.DuplicateOptError):
                 conf.register_opt(opt, group=group)
             try:
-                value = conf[group][opt.dest] if group else conf[opt.dest]
+                value = conf[name][opt.dest] if name else conf[opt.dest]
             except (cfg.Error, ValueError):
                 value = None
-            values.append(OptionValue(group or "DEFAULT", opt.dest, value, opt.secret))
+            values.append(OptionValue(name or "DEFAULT", opt.dest, _plain(value), opt.secret))
     return values
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON holds it: an option's type may parse to any object (an IP
+    address, a URL, a plugin's own type), shown as its text."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    return str(value)

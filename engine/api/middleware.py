@@ -167,12 +167,16 @@ def _context(req: falcon.Request, tenant_id: str, principal: Principal) -> Reque
 class ConsoleHeaders:
     """The console's security headers on every answer under its prefix, errors included
     (specs/console.rst): no inline script and no framing, so a stack name or a status
-    reason rendered into the page cannot become code; no type sniffing; no referrer
+    reason rendered into the page cannot become code; no ``<base>`` (an injected one
+    would move every relative URL) and no form submitted by the browser itself (the
+    console's forms are all handled by script, so a form's native submission, which
+    could carry a typed token elsewhere, is never needed); no type sniffing; no referrer
     carrying a stack's URL elsewhere. The console needs no token to load (it signs in
     with one): ``Authenticate`` passes it, as it has no tenant in its path."""
 
     HEADERS = {
-        "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+        "Content-Security-Policy": ("default-src 'self'; frame-ancestors 'none'; "
+                                    "base-uri 'none'; form-action 'none'"),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
     }

@@ -2,8 +2,8 @@
 
 Pure: the caller hands in the stack's stored facts, its IR when it can be built, and the
 stored resources; nothing here touches the database. Hidden parameter values are masked
-wherever they appear (parameters, and any property or metadata they were substituted
-into), before a plugin ever sees them.
+wherever they appear (parameters, the template's defaults, by name, and any property or
+metadata they were substituted into), before a plugin ever sees them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from engine.ir.stored import StoredStack, redefinition
 from engine.lifecycle.view import ResourceView, StackView, Unresolved, freeze
 from engine.template.functions import Deferred, Function, GetAttr, GetResource
 from engine.template.parameters import MASK, redact
-from engine.template.stored_parameters import hidden_names, masked_environment
+from engine.template.stored_parameters import (
+    hidden_names,
+    masked_environment,
+    masked_template,
+)
 from engine.vocabulary import Action
 
 
@@ -153,7 +157,8 @@ def stack_view(stack: StackFacts, *, action: str, ir: ResolvedStack | None,
         id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=action,
         status=f"{stack.action}_{stack.status}", status_reason=redact(
             stack.status_reason or "", secrets),
-        template=freeze(redact(template, secrets)), parameters=freeze(parameters),
+        template=freeze(redact(masked_template(template), secrets)),
+        parameters=freeze(parameters),
         environment=freeze(redact(masked_environment(template, stack.environment or {}),
                                   secrets)),
         resources=freeze(resources), tags=tuple(stack.tags or ()),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.config import OptionValue
@@ -80,11 +80,15 @@ def _names(value: Any) -> tuple[str, ...]:
 
 class LifecycleService:
     def __init__(self, plugins: LifecycleRegistry,
-                 options: Callable[[str], Sequence[OptionValue]] = lambda name: ()) -> None:
-        """``options``: a plugin's configuration options by its name
-        (``engine.config.plugin_options``); none by default."""
+                 options: Mapping[str, Sequence[OptionValue]] | None = None) -> None:
+        """``options``: each plugin's configuration options by its name, read once when
+        the API starts (``engine.config.plugin_options``); none by default."""
         self._plugins = plugins
-        self._options = options
+        self._options = dict(options or {})
+
+    def with_options(self, options: Mapping[str, Sequence[OptionValue]]) -> LifecycleService:
+        """The same plugins, ``options`` their settings."""
+        return LifecycleService(self._plugins, options)
 
     def at_the_door(self, timeout_seconds: float) -> LifecycleService:
         """The same plugins for the dry runs a create or update makes before it is stored:
@@ -131,7 +135,7 @@ class LifecycleService:
         (whether set or not)."""
         return [{"group": option.group, "name": option.name, "secret": option.secret,
                  "value": MASK if option.secret else option.value}
-                for option in self._options(name)]
+                for option in self._options.get(name, ())]
 
     def describe(self, stack_id: str) -> list[dict[str, Any]]:
         """What each plugin holds for the stack (placements, reserved quota, ...)."""

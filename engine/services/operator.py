@@ -220,14 +220,21 @@ class OperatorService:
                                          stack_id=stack.id if stack else None, limit=limit)
             return self._records(session, rows)
 
+    @staticmethod
+    def check_operator(ctx: RequestContext) -> None:
+        """Refuses a request for every tenant's operations unless its token is an
+        admin's: the endpoint asks before it reads its query, so that a member's bad
+        query is a 403 too, as every operator read answers a member."""
+        if not ctx.is_admin:
+            raise OperatorViewForbidden(what="the operations")
+
     def list_operations(self, ctx: RequestContext, *, unfinished_only: bool = True,
                         stack_id: str | None = None, limit: int | None = None
                         ) -> list[OperationRecord]:
         """:meth:`operations` for a request (the console's operations page): an admin's
         only, every tenant's; ``stack_id`` (an id, or a name no two tenants share)
         narrows it to one stack."""
-        if not ctx.is_admin:
-            raise OperatorViewForbidden(what="the operations")
+        self.check_operator(ctx)
         stack = self.find_stack(stack_id) if stack_id is not None else None
         return self.operations(unfinished_only=unfinished_only, stack=stack, limit=limit)
 

@@ -18,7 +18,11 @@ from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
 from engine.services.operation_start import start_operation
 from engine.template.parameters import redact
-from engine.template.stored_parameters import masked_environment, stored_hidden_values
+from engine.template.stored_parameters import (
+    masked_environment,
+    masked_template,
+    stored_hidden_values,
+)
 from engine.vocabulary import Action, CancelReason, Status
 
 RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
@@ -83,7 +87,8 @@ class StackActions:
 def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
     """Heat's abandon layout. Hidden parameter values are masked, as in every output,
     wherever they were given (parameters, the environment's parameter_defaults or the
-    template's default): an adopt must give them again (see ``engine.services.adopt``)."""
+    template's default, the last by name: a default a given value overrides too): an
+    adopt must give them again (see ``engine.services.adopt``)."""
     template = stack.template if isinstance(stack.template, Mapping) else {}
     secrets = stored_hidden_values(template, stack.parameters, stack.environment)
     environment = masked_environment(template, {**(stack.environment or {}),
@@ -96,7 +101,8 @@ def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
                    "metadata": (raw_resources.get(row.name) or {}).get("metadata") or {}}
         for row in rows}
     data = {"name": stack.name, "id": stack.id, "action": stack.action,
-            "status": stack.status, "template": template, "environment": environment,
+            "status": stack.status, "template": masked_template(template),
+            "environment": environment,
             "files": stack.files or {}, "project_id": stack.tenant_id,
             "stack_user_project_id": stack.tenant_id, "tags": list(stack.tags or []),
             "resources": resources}

@@ -1,18 +1,19 @@
 """A stack's resources as a dependency graph (the console's, specs/console.rst): the
 resource list (``StackResources.list_resources``, child stacks ``nested_depth`` levels
 down) as nodes with keys unique across the tree, its ``required_by`` turned round as
-edges, and each node's line in its own stack's rendered template
-(``StackReads.get_source``). A resource the stack's template declares but that has no row
-yet (its operation is not planned: queued, or parked at an approval gate) is a node too,
+edges, and each node's line in its own stack's rendered template (``StackReads.rendered``,
+the ``/source`` text). A resource the stack's template declares but that has no row yet
+(its operation is not planned: queued, or parked at an approval gate) is a node too,
 INIT_COMPLETE as in Heat, with the IR's dependencies as its edges."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from engine.context import RequestContext
+from engine.db.models import Stack
 from engine.db.session import Database
 from engine.ir.model import ResolvedStack
 from engine.ir.stored import StoredIrs
@@ -86,12 +87,15 @@ class StackGraphs:
             segment = key_segment(name)
             return segment if owner is None else key(*owner) + KEY_SEPARATOR + segment
 
-        lines = {sid: self._reads.get_source(ctx, sname, sid).lines["resources"]
-                 for sid, sname in stacks.items()}
+        rows = self._stored(ctx, stacks)
+        # NOTE: rendered (or found in the renderings' cache) and built outside the
+        # transaction: a large template takes a while.
+        lines = {row.id: self._reads.rendered(row.template).lines["resources"]
+                 for row in rows}
         planned = {(home(r), r.name) for r in records}
         homed = [(home(r), r, frozenset[str]()) for r in records] + [
             (sid, record, requires)
-            for sid, (ir, created_at) in self._templates(ctx, stacks).items()
+            for sid, (ir, created_at) in _templates(self._irs, rows).items()
             for record, requires in _unplanned(ir, created_at,
                                                {n for s, n in planned if s == sid})]
         nodes = []
@@ -107,18 +111,21 @@ class StackGraphs:
         # A template-only node and a row can name the same edge from either end.
         return StackGraph(stack=stack, nodes=nodes, edges=list(dict.fromkeys(edges)))
 
-    def _templates(self, ctx: RequestContext, stacks: Mapping[str, str]
-                   ) -> dict[str, tuple[ResolvedStack, datetime.datetime]]:
-        """The IR of each live stack in the tree; none for a deleted stack (its resources
-        are gone, not waiting) or one that no longer validates (a type uninstalled
-        since: its rows are all that is known)."""
+    def _stored(self, ctx: RequestContext, stacks: Mapping[str, str]) -> list[Stack]:
+        """The stored row of each stack in the tree, read in one transaction."""
         with self._db.read() as session:
-            rows = [named_stack(session, ctx, sname, sid) for sid, sname in stacks.items()]
-        # NOTE: built outside the transaction: a large template takes a while.
-        irs = {row.id: (self._irs.if_valid(row), row.created_at)
-               for row in rows if row.deleted_at is None}
-        return {sid: (ir, created_at) for sid, (ir, created_at) in irs.items()
-                if ir is not None}
+            return [named_stack(session, ctx, sname, sid) for sid, sname in stacks.items()]
+
+
+def _templates(irs: StoredIrs, rows: Sequence[Stack]
+               ) -> dict[str, tuple[ResolvedStack, datetime.datetime]]:
+    """The IR of each live stack in the tree; none for a deleted stack (its resources are
+    gone, not waiting) or one that no longer validates (a type uninstalled since: its
+    rows are all that is known)."""
+    built = {row.id: (irs.if_valid(row), row.created_at)
+             for row in rows if row.deleted_at is None}
+    return {sid: (ir, created_at) for sid, (ir, created_at) in built.items()
+            if ir is not None}
 
 
 def _unplanned(ir: ResolvedStack, created_at: datetime.datetime, planned: set[str]

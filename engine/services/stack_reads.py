@@ -1,6 +1,7 @@
 """Stack reads: lookups, one stack, the list, and a stack's template (as stored, and as
 text with its lines), environment, files and outputs. Hidden parameter values are masked
-in everything shown."""
+in everything shown: a hidden parameter's template default too, where Heat shows the
+template as stored (specs/api-reads.rst)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from engine.services import listing
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack, stack_by_name_or_id
 from engine.template.environment import Environment
-from engine.template.rendering import RenderedTemplate, render
-from engine.template.stored_parameters import masked_environment
+from engine.template.rendering import RenderedTemplate, Renderings
+from engine.template.stored_parameters import masked_environment, masked_template
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +43,7 @@ class StackReads:
     def __init__(self, db: Database, irs: StoredIrs) -> None:
         self._db = db
         self._irs = irs
+        self._renderings = Renderings()
 
     def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
         """(name, id) of a stack named by id (deleted ones too) or by live name."""
@@ -69,15 +71,24 @@ class StackReads:
             return [stack_record(None, row) for row in rows], total
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
+        """The stored template, hidden parameters' defaults masked."""
         with self._db.read() as session:
-            return named_stack(session, ctx, name, stack_id).template
+            template = named_stack(session, ctx, name, stack_id).template
+        return masked_template(template)
 
     def get_source(self, ctx: RequestContext, name: str, stack_id: str) -> RenderedTemplate:
         """The stored template as YAML text with the lines of its resources, parameters
         and outputs (Kiln's rendering: the tenant's own text is not kept), hidden
         parameters' defaults masked."""
         with self._db.read() as session:
-            return render(named_stack(session, ctx, name, stack_id).template)
+            template = named_stack(session, ctx, name, stack_id).template
+        # NOTE: rendered outside the transaction: a large template takes a while.
+        return self.rendered(template)
+
+    def rendered(self, template: Any) -> RenderedTemplate:
+        """A stored template's rendering (``get_source``), rendered once while this
+        process has it cached: the console's graph asks for its lines on every poll."""
+        return self._renderings.render(template)
 
     def get_environment(self, ctx: RequestContext, name: str, stack_id: str
                         ) -> dict[str, Any]:

@@ -147,6 +147,14 @@ class TenantService:
             if session.get(Tenant, tenant_id) is None:
                 raise EntityNotFound(entity="Tenant", name=tenant_id)
 
+    def tenant_by_id(self, tenant_id: str) -> TenantRecord:
+        """The tenant with exactly this id (a token's): never one whose name it is."""
+        with self._db.read() as session:
+            tenant = session.get(Tenant, tenant_id)
+            if tenant is None:
+                raise EntityNotFound(entity="Tenant", name=tenant_id)
+            return _tenant(tenant)
+
     def get_tenant(self, name_or_id: str) -> TenantRecord:
         record = self.find_tenant(name_or_id)
         if record is None:

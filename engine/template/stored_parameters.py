@@ -2,10 +2,11 @@
 stack gives them, and what they hide.
 
 A stored stack's template was checked when it was stored. Code that must mask its hidden
-parameters without building the IR (the environment and abandon views, adopt, the
-plugins' stack view, the worker's log masking, a stack whose resource type was uninstalled
-since) reads them here: HOT's ``parameters`` with ``hidden``, CFN's ``Parameters`` with
-``NoEcho``, each by the parser its format's loader uses, so no format's secrets are missed.
+parameters without building the IR (the template and environment reads, the template's
+rendering, abandon and export, adopt, the plugins' stack view, the worker's log masking, a
+stack whose resource type was uninstalled since) reads them here: HOT's ``parameters``
+with ``hidden``, CFN's ``Parameters`` with ``NoEcho``, each by the parser its format's
+loader uses, so no format's secrets are missed.
 A parameter's value is resolved as the IR resolves it (``parameters.raw_values``): the
 stack's parameters, else its environment's ``parameter_defaults``, else the template's
 default, so a hidden value is a secret whichever of them gave it.
@@ -75,6 +76,28 @@ def stored_hidden_values(template: Any, parameters: Mapping[str, Any] | None,
     :func:`stored_values` resolves them: unlike the IR this needs no resource type, so
     it works when a type has been uninstalled."""
     return given_hidden_values(schemas(template), parameters or {}, _defaults(environment))
+
+
+def masked_template(template: Any) -> Any:
+    """``template`` with the ``default`` (CFN: ``Default``) of each hidden parameter masked,
+    by name: a default another source overrides is no value the stack takes, so masking
+    by value would leave it in clear. The one rule for every view of a stored template
+    (its read, its rendering, abandon and export, the plugins' stack view). A null default
+    stays null: there is nothing to hide, and a mask would be a value adopt refuses.
+    ``template`` itself is not changed."""
+    if not isinstance(template, Mapping):
+        return template
+    hidden = hidden_names(template)
+    cfn_format = is_cfn(template)
+    key, default = ("Parameters", "Default") if cfn_format else ("parameters", "default")
+    section = template.get(key)
+    if not hidden or not isinstance(section, Mapping):
+        return template
+    return {**template, key: {
+        name: {**body, default: MASK}
+        if str(name) in hidden and isinstance(body, Mapping) and body.get(default) is not None
+        else body
+        for name, body in section.items()}}
 
 
 def masked_environment(template: Any, environment: Mapping[str, Any]) -> dict[str, Any]:

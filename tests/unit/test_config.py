@@ -3,6 +3,8 @@ database URL; and engine.bootstrap's refusal of a database that does not exist."
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import pathlib
 
@@ -170,9 +172,10 @@ def test_a_lifecycle_plugins_options_are_read_with_their_values(
     conf = config.load(["--config-file", str(conf_file)])
 
     # Not yet registered (the plugin is not loaded in this process): registered here.
-    assert config.plugin_options(conf, "approval") == [config.OptionValue(
-        "lifecycle_approval", "rules_file", "/etc/kiln/approval.yaml", False)]
-    assert config.plugin_options(conf, "no-such-plugin") == []
+    assert config.plugin_options(conf, ["approval", "no-such-plugin"]) == {
+        "approval": [config.OptionValue("lifecycle_approval", "rules_file",
+                                        "/etc/kiln/approval.yaml", False)],
+        "no-such-plugin": []}
 
 
 def test_option_values_keep_a_secret_options_value_and_say_it_is_secret() -> None:
@@ -184,3 +187,22 @@ def test_option_values_keep_a_secret_options_value_and_say_it_is_secret() -> Non
         config.OptionValue("vault", "token", "s3cret", True),
         config.OptionValue("vault", "port", 1, False),
         config.OptionValue("DEFAULT", "debug", False, False)]
+
+
+def test_a_group_listed_as_an_optgroup_is_named_and_every_value_is_json(
+        tmp_path: pathlib.Path) -> None:
+    # oslo.config's list_opts may name a group by its OptGroup; an option's type may
+    # parse to an object JSON cannot hold (an IP address), shown as its text.
+    conf_file = tmp_path / "kiln.conf"
+    conf_file.write_text("[vault]\naddress = 10.0.0.1\n")
+    conf = config.load(["--config-file", str(conf_file)])
+    group = cfg.OptGroup("vault", title="The vault plugin")
+    opts = [cfg.IPOpt("address"), cfg.ListOpt("hosts", default=["a", "b"]),
+            cfg.DictOpt("limits", default={"cpu": "2"})]
+
+    values = config.option_values(conf, [(group, opts)])
+
+    assert values == [config.OptionValue("vault", "address", "10.0.0.1", False),
+                      config.OptionValue("vault", "hosts", ["a", "b"], False),
+                      config.OptionValue("vault", "limits", {"cpu": "2"}, False)]
+    assert json.loads(json.dumps([dataclasses.asdict(value) for value in values]))

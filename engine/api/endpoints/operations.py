@@ -19,10 +19,12 @@ class OperationCollection:
         self._operator = operator
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
+        ctx = context(req)
+        self._operator.check_operator(ctx)  # 403 before the query is read
         state = req.get_param("state") or STATES[0]
         if state not in STATES:
             raise BadRequest(reason=f"state must be one of {', '.join(STATES)}.")
         found = self._operator.list_operations(
-            context(req), unfinished_only=state == "unfinished",
+            ctx, unfinished_only=state == "unfinished",
             stack_id=req.get_param("stack_id"), limit=integer(req, "limit"))
         resp.media = {"operations": [views.operation(op) for op in found]}

@@ -20,5 +20,5 @@ class Session:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctx = context(req)
-        tenant = self._tenants.get_tenant(ctx.token_tenant_id)
+        tenant = self._tenants.tenant_by_id(ctx.token_tenant_id)
         resp.media = {"session": views.session(ctx, tenant)}

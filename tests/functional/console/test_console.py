@@ -1,15 +1,16 @@
 """The console in a real browser against the shared kiln-all: signing in and out, a new
 stack's graph going green without a reload, a failed stack's resource, reason and
 template line, the update preview, the operator pages (an admin's data, a member's 403),
-tenancy, a phone's width and the keyboard. Stacks are made through the API with
-python-heatclient, as a tenant would make them; the page only looks."""
+tenancy, a phone's width, the keyboard, late answers dropped and a nested resource's link
+to its graph node. Stacks are made through the API with python-heatclient, as a tenant
+would make them; the page only looks."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from playwright.sync_api import FilePayload, Page, expect
+from playwright.sync_api import FilePayload, Page, Route, expect
 
 from tests.functional import servers
 from tests.functional.conftest import heat_for, unique, wait_for_status
@@ -42,6 +43,25 @@ resources:
     properties: {fail: true, value: <b id=injected>markup</b>}
 """
 
+
+# A nested stack whose child's resource name needs its key escaped (specs/console.rst,
+# /graph: "%" and "/" percent-encoded in a key's segment).
+NESTED = """\
+heat_template_version: 2018-08-31
+resources:
+  first:
+    type: OS::Heat::TestResource
+    properties: {value: one, action_wait_secs: {create: 2}}
+  child:
+    type: OS::Heat::Stack
+    depends_on: first
+    properties: {template: {get_file: child.yaml}}
+"""
+CHILD = """\
+heat_template_version: 2018-08-31
+resources:
+  db/primary%1: {type: OS::Heat::None}
+"""
 
 def sign_in(page: Page, console_url: str, credentials: servers.Credentials) -> None:
     page.goto(f"{console_url}/#/signin")
@@ -139,6 +159,9 @@ def test_a_failed_stack_shows_its_resource_reason_and_template_line_by_keyboard(
     expect(page.locator("#stack-reason")).to_contain_text("Test Resource failed")
     bad = page.locator('#graph-canvas g.kg-node[data-key="bad"]')
     expect(bad).to_have_class(re.compile(r"\bis-failed\b"))
+    # Two resources in a row: a short drawing (the least, 10rem), not 70% of the screen.
+    drawing = page.locator("#graph-canvas svg.kg-svg").bounding_box()
+    assert drawing and drawing["height"] <= 170
 
     # Keyboard only: Tab into the graph, the arrows to the failed resource, Enter.
     page.locator("#graph-depth").focus()
@@ -170,6 +193,96 @@ def test_a_failed_stack_shows_its_resource_reason_and_template_line_by_keyboard(
     snapshot(page, "failed-stack-template-line")
     # The tenant's markup stayed text everywhere it was shown.
     assert page.locator("#injected").count() == 0
+
+
+class Held:
+    """Requests whose URL matches held back (the first ``count`` of them) until released:
+    an answer made late, to see what the page does with it."""
+
+    def __init__(self, page: Page, pattern: str, count: int = 1) -> None:
+        self.page = page
+        self.pattern = re.compile(pattern)
+        self.count = count
+        self.routes: list[Route] = []
+        page.route(self.matches, self._hold)
+
+    def matches(self, url: str) -> bool:
+        return bool(self.pattern.search(url))
+
+    def _hold(self, route: Route) -> None:
+        if len(self.routes) < self.count:
+            self.routes.append(route)
+        else:
+            route.continue_()
+
+    def wait(self) -> None:
+        """Until the page has asked (route handlers run while Playwright waits)."""
+        for _ in range(100):
+            if len(self.routes) == self.count:
+                return
+            self.page.wait_for_timeout(100)
+        raise AssertionError(f"no request for {self.pattern.pattern}")
+
+    def release(self) -> None:
+        """Lets the held requests go, waits for their answers, and holds no more (after:
+        turning the interception off lets the requests it holds go)."""
+        for route in self.routes:
+            with self.page.expect_response(lambda response: self.matches(response.url)):
+                route.continue_()
+        self.page.unroute(self.matches, self._hold)
+        # What the page does with an answer follows it within a few ms (an announcement
+        # is written 50 ms later).
+        self.page.wait_for_timeout(300)
+
+
+def test_late_answers_are_dropped_and_a_resources_link_selects_its_node_by_key(
+        page: Page, console_url: str, member: servers.Credentials,
+        member_heat: Any) -> None:
+    sign_in(page, console_url, member)
+    name = unique("nested")
+    stack_id = member_heat.stacks.create(stack_name=name, template=NESTED,
+                                         files={"child.yaml": CHILD})["stack"]["id"]
+    page.goto(stack_url(console_url, member, name, stack_id))
+    expect(page.locator("#stack-summary .status")).to_contain_text("CREATE_IN_PROGRESS")
+
+    # A poll under way when the page is left answers on the next page: the stack has
+    # completed meanwhile, and the stacks page must not announce it.
+    stack_read = Held(page, rf"/stacks/{name}/{stack_id}\?resolve_outputs=false$")
+    page.get_by_role("link", name="Events").click()  # a tab shown polls at once
+    stack_read.wait()
+    wait_for_status(member_heat, stack_id, "CREATE_COMPLETE")
+    page.goto(f"{console_url}/#/stacks")
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile("^Stacks"))
+    stack_read.release()
+    assert name not in (page.locator("#live").text_content() or "")
+
+    # The first poll's graph (no nested stack) answers after the depth chosen since: it
+    # is not drawn over the child's resources, and there is one drawing.
+    first_graph = Held(page, r"/graph\?nested_depth=0$")
+    page.goto(stack_url(console_url, member, name, stack_id))
+    first_graph.wait()
+    page.locator("#graph-depth").select_option("1")
+    # Time for a read of the new depth to be drawn first, were it made beside the held
+    # one (it is not: the page asks for it in the poll after).
+    page.wait_for_timeout(700)
+    first_graph.release()
+    drawing = page.locator("#graph-canvas svg.kg-svg")
+    expect(drawing).to_have_count(1)
+    expect(drawing).to_have_attribute("aria-label", re.compile(": 3 resources$"),
+                                      timeout=3000)
+
+    # The resource list links the child's resource to its node by the graph's key.
+    page.get_by_role("navigation", name="Stack sections").get_by_role(
+        "link", name="Resources").click()
+    page.locator("#resource-list").get_by_role("link", name="db/primary%1").click()
+    expect(page).to_have_url(re.compile(
+        rf"/{stack_id}\?select=child%2Fdb%252Fprimary%25251$"))
+    details = page.locator("#resource-details")
+    expect(details.get_by_role("heading")).to_have_text("db/primary%1")
+    expect(details).to_contain_text("child/db%2Fprimary%251")
+    expect(page.locator('#graph-canvas g.kg-node[data-key="child/db%2Fprimary%251"]'))\
+        .to_have_class(re.compile(r"\bis-selected\b"))
+    snapshot(page, "nested-resource-selected-from-the-list")
 
 
 def test_an_update_preview_of_a_chosen_file_and_a_refused_one_with_its_line(
@@ -242,6 +355,8 @@ def test_operator_pages_show_an_admin_their_data_and_a_member_the_403(
         page.goto(f"{console_url}/#/operator/{path}")
         expect(page.locator("#operator-problems")).to_contain_text("Forbidden (403)")
         expect(page.locator("#operator-body")).to_be_empty()
+        # Shown once: no next poll is set (the poller shows its interval on <main>).
+        assert page.locator("#main").get_attribute("data-poll-ms") is None
 
 
 def test_a_member_never_sees_another_tenants_stack(
@@ -284,4 +399,7 @@ def test_a_phones_width_stacks_the_page_without_scrolling_it_sideways(
     canvas = page.locator("#graph-canvas").bounding_box()
     details = page.locator("#resource-details").bounding_box()
     assert canvas and details and details["y"] >= canvas["y"] + canvas["height"]
+    # The drawing is as tall as two resources need, so the details are near.
+    drawing = page.locator("#graph-canvas svg.kg-svg").bounding_box()
+    assert drawing and drawing["height"] <= 170
     snapshot(page, "phone-stack-graph")

@@ -2,7 +2,8 @@
 own: the built-in ``approval`` plugin configured to ask for every stack holding an
 ``OS::Heat::RandomString`` (the shared kiln-all asks for nothing). A parked operation seen
 by a member and by the operator pages, approved from the browser and then completing;
-a hidden tab that stops polling, and a decision the API refuses shown as its error."""
+a hidden tab that stops polling, a decision the API refuses shown as its error, and an
+update's template shown once the approved update has stored it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.functional import servers
-from tests.functional.conftest import heat_for, unique
+from tests.functional.conftest import heat_for, unique, wait_for_status
 from tests.functional.console.test_console import sign_in, snapshot, stack_url
 
 RULES = """\
@@ -32,6 +33,23 @@ heat_template_version: 2018-08-31
 resources:
   secret: {type: OS::Heat::RandomString, properties: {length: 12}}
   web: {type: OS::Heat::None, depends_on: [secret]}
+"""
+
+PLAIN = """\
+heat_template_version: 2018-08-31
+resources:
+  web: {type: OS::Heat::None}
+"""
+# An update the gate parks (a RandomString), and that runs a few seconds once approved.
+GROWN = """\
+heat_template_version: 2018-08-31
+resources:
+  web: {type: OS::Heat::None}
+  secret: {type: OS::Heat::RandomString, properties: {length: 12}}
+  slow:
+    type: OS::Heat::TestResource
+    depends_on: [secret]
+    properties: {value: one, action_wait_secs: {create: 4}}
 """
 
 
@@ -156,6 +174,12 @@ def test_a_hidden_tab_stops_polling_and_a_refused_decision_shows_the_apis_error(
     page.wait_for_timeout(2500)
     assert [url for url in requests if "/v1/" in url] == []
 
+    # Only a button pressed decides: the form submitted otherwise (a script, a browser's
+    # own submission) sends nothing.
+    page.evaluate("document.querySelector('#approval form').requestSubmit()")
+    page.wait_for_timeout(300)
+    assert [url for url in requests if "/v1/" in url] == []
+
     # Someone else decided meanwhile: the page's decision is refused, and says why.
     assert gated.decide(name, stack_id, "reject") == 200
     box.get_by_role("button", name="Approve").click()
@@ -170,3 +194,24 @@ def test_a_hidden_tab_stops_polling_and_a_refused_decision_shows_the_apis_error(
     expect(page.locator("#stack-summary .status")).to_contain_text(
         "CREATE_FAILED", timeout=15_000)
     expect(page.locator("#stack-reason")).to_contain_text("rejected")
+
+
+def test_the_template_shown_during_an_update_is_the_one_it_planned(
+        page: Page, gated: Gated) -> None:
+    name = unique("grown")
+    stack_id = gated.heat.stacks.create(stack_name=name, template=PLAIN)["stack"]["id"]
+    wait_for_status(gated.heat, stack_id, "CREATE_COMPLETE")
+    gated.heat.stacks.update(stack_id, template=GROWN)
+    sign_in(page, gated.console, gated.member)
+    page.goto(stack_url(gated.console, gated.member, name, stack_id, "template"))
+    # Parked at the gate, the update has not stored its template: the old one shows.
+    expect(page.locator("#approval")).to_contain_text("Waiting for approval of the UPDATE")
+    source = page.locator("#template-source")
+    expect(source).to_contain_text("web:")
+    expect(source).not_to_contain_text("secret:")
+
+    # Approved, it is planned and stores its template, which shows while it still runs
+    # (the stack's status and updated time the same since it was queued).
+    assert gated.decide(name, stack_id, "approve") == 200
+    expect(source).to_contain_text("slow:")
+    expect(page.locator("#stack-summary .status")).to_contain_text("UPDATE_IN_PROGRESS")

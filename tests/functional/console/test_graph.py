@@ -1,6 +1,6 @@
 """The console's dependency graph (engine/console/static/js/graph.js) in headless Chromium:
 the layout's invariants, a 300-resource stack, and the view's live updates, nested stacks,
-groups, search, keyboard and mouse.
+groups, search, keyboard and mouse, and its height sized to the graph (fitHeight).
 
 The module is driven on its own page, served from the console's static directory by a
 loopback HTTP server with the console's Content-Security-Policy, so a style or script the
@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
+from engine.api.middleware import ConsoleHeaders
 from tests.functional.console.conftest import ARTIFACTS
 
 STATIC = pathlib.Path(__file__).resolve().parents[3] / "engine" / "console" / "static"
-CSP = "default-src 'self'; frame-ancestors 'none'"
+CSP = ConsoleHeaders.HEADERS["Content-Security-Policy"]
 
 HARNESS = {
     "/graph.html": ("text/html", """<!DOCTYPE html>
@@ -400,6 +401,49 @@ def test_nested_stack_collapses_and_expands(graph_page: Page) -> None:
     graph_page.evaluate("view.collapse('app'); view.select('app/deploy')")
     assert "is-selected" in (card(graph_page, "app/deploy").get_attribute("class") or "")
     assert graph_page.evaluate("window.selections") == []
+
+
+SIZED = """([graph, width]) => {
+  // A second view, made with fitHeight, in a box of the given width (the harness's own
+  // view keeps its fixed --kg-height).
+  const box = document.createElement('div');
+  box.style.width = `${width}px`;
+  box.style.setProperty('--kg-height', '600px');
+  box.style.setProperty('--kg-min-height', '100px');
+  document.body.append(box);
+  const sized = new kg.GraphView(box, {fitHeight: true, legend: false});
+  sized.update(graph);
+  const measure = () => ({height: sized.svg.clientHeight, layout: sized.lastLayout.height,
+    layoutWidth: sized.lastLayout.width, width: sized.svg.clientWidth});
+  const first = measure();
+  sized.expand('app');
+  const expanded = measure();
+  box.remove();
+  return {first, expanded};
+}"""
+
+
+def test_a_view_made_with_fit_height_is_as_tall_as_its_graph(graph_page: Page) -> None:
+    def needed(m: dict[str, Any]) -> float:
+        scale = min(1.0, (m["width"] - 32) / m["layoutWidth"])
+        return float(m["layout"] * scale + 32)
+
+    wide = graph_page.evaluate(SIZED, [small_graph(), 1600])
+    first, expanded = wide["first"], wide["expanded"]
+    # At life size: the graph's height and the fit's margins, not the 600 px allowed.
+    assert first["width"] > first["layoutWidth"] + 32
+    assert abs(first["height"] - (first["layout"] + 32)) <= 1
+    assert first["height"] < 600
+    # Opening a nested stack makes the graph taller, and the drawing with it.
+    assert expanded["layout"] > first["layout"]
+    assert abs(expanded["height"] - needed(expanded)) <= 1
+
+    # Narrower, the graph is drawn smaller, so less tall; never under the minimum.
+    narrow = graph_page.evaluate(SIZED, [small_graph(), 400])["first"]
+    assert narrow["height"] < first["height"]
+    assert narrow["height"] == max(100, round(needed(narrow) + 0.5))
+    # 300 resources need more than the most allowed.
+    assert graph_page.evaluate(SIZED, [large_graph(), 1400])["first"]["height"] == 600
 
 
 def test_group_expands_on_click(graph_page: Page) -> None:

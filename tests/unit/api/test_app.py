@@ -19,7 +19,8 @@ from tests.stack_api import kiln_config
 from tests.unit.conftest import Clock
 
 SECURITY_HEADERS = {
-    "content-security-policy": "default-src 'self'; frame-ancestors 'none'",
+    "content-security-policy": ("default-src 'self'; frame-ancestors 'none'; "
+                                "base-uri 'none'; form-action 'none'"),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
 }

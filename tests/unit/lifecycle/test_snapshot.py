@@ -197,6 +197,19 @@ def test_secrets_are_masked_in_template_environment_parameters_and_reason() -> N
     assert SECRET not in repr(seen)
 
 
+def test_a_hidden_default_a_given_value_overrides_is_masked_by_name() -> None:
+    # The stack takes the given value, so the default is in no secrets list: the name
+    # masks it (engine.template.stored_parameters.masked_template).
+    template = {**TEMPLATE, "parameters": {
+        **TEMPLATE["parameters"],
+        "password": {"type": "string", "hidden": True, "default": "default-pw"}}}
+    seen = view(Facts(template=template, parameters={"password": SECRET}))
+
+    assert seen.template["parameters"]["password"]["default"] == MASK
+    assert seen.template["parameters"]["flavor"] == {"type": "string", "default": "m1.small"}
+    assert "default-pw" not in repr(seen)
+
+
 def test_a_hidden_entry_of_the_environment_is_masked_by_name() -> None:
     # Overridden by the given value, the parameter_defaults entry is no value the stack
     # takes, so no secrets list holds it: the name masks it.

@@ -57,3 +57,21 @@ def test_a_mask_in_a_parameter_that_is_not_hidden_is_its_value() -> None:
         {"parameters": {"pw": "given"}})})
 
     assert create["parameters"] == {"pw": "given"}
+
+
+def test_a_masked_noecho_default_of_a_cfn_template_is_refused_too() -> None:
+    # The template default abandon masks by name (stored_parameters.masked_template), in
+    # either format: the value the adopted stack would take is the mask.
+    data = {"template": {"AWSTemplateFormatVersion": "2010-09-09",
+                         "Parameters": {"Key": {"Type": "String", "NoEcho": "true",
+                                                "Default": MASK}},
+                         "Resources": {}},
+            "environment": {}, "resources": {}}
+
+    with pytest.raises(BadRequest) as caught:
+        adopt_request({"adopt_stack_data": json.dumps(data)})
+    create, _ = adopt_request({"adopt_stack_data": json.dumps(data),
+                               "parameters": {"Key": "again"}})
+
+    assert caught.value.message == REFUSED.format("Key")
+    assert create["parameters"] == {"Key": "again"}

@@ -29,16 +29,18 @@ def test_a_plugins_settings_mask_the_secret_options_set_or_not() -> None:
     options = {"vault": [OptionValue("lifecycle_vault", "url", "https://vault", False),
                          OptionValue("lifecycle_vault", "token", "s3cret", True),
                          OptionValue("lifecycle_vault", "spare_token", None, True)]}
-    service = LifecycleService(LifecycleRegistry([loaded(Recording("vault", []))]),
-                               lambda name: options.get(name, []))
+    service = LifecycleService(LifecycleRegistry([loaded(Recording("vault", []))]), options)
 
     assert service.settings("vault") == [
         {"group": "lifecycle_vault", "name": "url", "secret": False, "value": "https://vault"},
         {"group": "lifecycle_vault", "name": "token", "secret": True, "value": "******"},
         {"group": "lifecycle_vault", "name": "spare_token", "secret": True, "value": "******"}]
     assert service.settings("other") == []
-    # The door's service (a dry run's) keeps them.
+    # The door's service (a dry run's) keeps them; the API's is given them.
     assert service.at_the_door(1.0).settings("vault") == service.settings("vault")
+    bare = LifecycleService(LifecycleRegistry([loaded(Recording("vault", []))]))
+    assert bare.settings("vault") == []
+    assert bare.with_options(options).settings("vault") == service.settings("vault")
 
 
 def test_a_request_lists_the_plugins_with_an_admins_token_only() -> None:

@@ -115,3 +115,28 @@ def test_abandoned_data_is_adopted_only_with_the_hidden_values_given_again(
     adopted = writes.create(ctx, {"stack_name": "again", "adopt_stack_data": data,
                                   "parameters": {"pw": LEAKY}})
     assert adopted.action == "ADOPT"
+
+
+def test_a_hidden_template_default_a_given_value_overrides_is_masked_by_name(
+        writes: StackWrites, actions: StackActions, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    # The stack takes the given value, so the default is in no secrets list: only the
+    # name masks it (engine.template.stored_parameters.masked_template).
+    stack_id = create(writes, ctx, db, registry, clock, parameters={"pw": "given-pw"},
+                      template=TEMPLATE.replace("hidden: true}",
+                                                "hidden: true, default: default-pw}"))
+
+    data = actions.export(ctx, "web", stack_id)
+
+    assert data["template"]["parameters"]["pw"]["default"] == MASK
+    assert "default-pw" not in json.dumps(data) and "given-pw" not in json.dumps(data)
+    # An adopt of it takes the masked default unless the value is given again, also
+    # when the data's masked parameter is dropped.
+    del data["environment"]["parameters"]["pw"]
+    with pytest.raises(BadRequest) as caught:
+        writes.create(ctx, {"stack_name": "again", "adopt_stack_data": json.dumps(data)})
+    assert caught.value.message == ("Hidden parameters pw are masked in the abandon data; "
+                                    "give their values in 'parameters'")
+    adopted = writes.create(ctx, {"stack_name": "again", "adopt_stack_data": json.dumps(data),
+                                  "parameters": {"pw": "given-pw"}})
+    assert adopted.action == "ADOPT"

@@ -175,6 +175,47 @@ def test_the_template_and_files_are_as_stored(
     assert reads.get_files(ctx, "web", stack_id) == files
 
 
+@pytest.mark.parametrize("version, key, default", [
+    ("heat_template_version: 2018-08-31", "parameters", "default"),
+    ("AWSTemplateFormatVersion: '2010-09-09'", "Parameters", "Default"),
+], ids=["hot", "cfn"])
+def test_the_template_and_its_source_mask_a_hidden_default_a_given_value_overrides(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, version: str,
+        key: str, default: str) -> None:
+    # Heat shows the template as stored; Kiln masks the default by name, as every view
+    # of a stored template does (engine.template.stored_parameters.masked_template).
+    cfn = key == "Parameters"
+    hidden = "NoEcho: 'true'" if cfn else "hidden: true"
+    template = (f"{version}\n{key}:\n"
+                f"  pw: {{{'Type: String' if cfn else 'type: string'}, {hidden}, "
+                f"{default}: default-secret}}\n"
+                f"{'Resources' if cfn else 'resources'}: "
+                f"{{r: {{{'Type' if cfn else 'type'}: 'OS::Heat::None'}}}}\n")
+    stack_id = create(writes, ctx, "web", template, parameters={"pw": "given-secret"})
+
+    shown = reads.get_template(ctx, "web", stack_id)
+    source = reads.get_source(ctx, "web", stack_id)
+
+    assert shown[key]["pw"][default] == MASK
+    assert "default-secret" not in repr(shown) and "default-secret" not in source.text
+    assert "given-secret" not in repr(shown) and "given-secret" not in source.text
+
+
+def test_a_source_is_rendered_once_while_its_template_is_unchanged(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
+    first = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"})
+    same = create(writes, ctx, "twin", TYPED, parameters={"password": "other"})
+    changed = create(writes, ctx, "plain")
+
+    rendered = reads.get_source(ctx, "web", first)
+
+    # Kept by the stored template's digest: a poll of an unchanged stack, or a stack
+    # with the same template, renders nothing.
+    assert reads.get_source(ctx, "web", first) is rendered
+    assert reads.get_source(ctx, "twin", same) is rendered
+    assert reads.get_source(ctx, "plain", changed).text != rendered.text
+
+
 def test_the_environment_has_every_section_with_hidden_values_masked(
         writes: StackWrites, reads: StackReads, ctx: RequestContext) -> None:
     stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"},

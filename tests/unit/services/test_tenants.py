@@ -11,7 +11,7 @@ import pytest
 
 from engine.db import tenant_rows
 from engine.db.session import Database
-from engine.errors import AuthenticationRequired, BadRequest
+from engine.errors import AuthenticationRequired, BadRequest, EntityNotFound
 from engine.services.tenants import TOKEN_PREFIX, TenantService, hash_token
 from tests.unit.conftest import Clock
 
@@ -82,3 +82,15 @@ def test_tokens_are_listed_by_tenant_or_all_without_secrets_and_revoked_by_id(
     with pytest.raises(AuthenticationRequired):
         tenants.authenticate(first.secret)
     assert [t.id for t in tenants.live_tokens("alpha")] == []
+
+
+def test_a_tenant_by_id_is_never_one_named_as_that_id(tenants: TenantService) -> None:
+    # A token names its tenant by id; a tenant may be named as another's id, so a lookup
+    # by name or id (get_tenant, the operator's) may find either.
+    real = tenants.create_tenant("real")
+    named = tenants.create_tenant(real.id)
+
+    assert tenants.tenant_by_id(real.id) == real
+    assert tenants.tenant_by_id(named.id) == named
+    with pytest.raises(EntityNotFound):
+        tenants.tenant_by_id("real")  # a name only

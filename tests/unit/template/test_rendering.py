@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from engine.template.parse import parse_text
-from engine.template.rendering import render
+from engine.template.rendering import Renderings, render
 
 HOT = """\
 heat_template_version: 2018-08-31
@@ -104,3 +104,35 @@ def test_a_cfn_template_keeps_its_names_and_its_lines_are_under_hots() -> None:
 def test_an_empty_template_is_empty_text() -> None:
     assert render({}).text == ""
     assert render({}).lines == {"resources": {}, "parameters": {}, "outputs": {}}
+
+
+@pytest.mark.parametrize("mark", ["\u2028", "\u2029", "\x85"],
+                         ids=["line-separator", "paragraph-separator", "next-line"])
+def test_lines_are_the_texts_newline_lines_after_a_unicode_line_break(mark: str) -> None:
+    # YAML counts a line at each of these, a client splitting on "\n" does not: the
+    # text holds them escaped, so both count the same lines.
+    template = {"heat_template_version": "2018-08-31", "description": f"one{mark}two",
+                "parameters": {f"p{mark}q": {"type": "string", "default": f"a{mark}b"}},
+                "resources": {"after": {"type": "OS::Heat::None"}},
+                "outputs": {"out": {"value": f"x{mark}y"}}}
+    rendered = render(template)
+    lines = rendered.text.split("\n")
+
+    assert mark not in rendered.text
+    assert yaml.safe_load(rendered.text) == template
+    assert lines[rendered.lines["resources"]["after"] - 1] == "  after:"
+    assert lines[rendered.lines["outputs"]["out"] - 1] == "  out:"
+    assert f"p{mark}q" in yaml.safe_load(lines[rendered.lines["parameters"][f"p{mark}q"] - 1]
+                                         .strip().removeprefix("? ") + ": null")
+
+
+def test_renderings_render_a_template_once_while_it_is_cached() -> None:
+    renderings = Renderings(size=1)
+    template = stored(HOT)
+
+    first = renderings.render(template)
+
+    assert first == render(template)
+    assert renderings.render(stored(HOT)) is first  # an equal template: its digest
+    assert renderings.render({**template, "description": "other"}) is not first
+    assert renderings.render(template) is not first  # pushed out: at most size kept

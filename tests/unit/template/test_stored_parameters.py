@@ -1,7 +1,8 @@
 """engine.template.stored_parameters: a stored template's parameters and what they hide,
 HOT (``hidden``) and both CFN formats (``NoEcho``) alike, as the loader reads them; the
 value each takes (given, else the environment's parameter_defaults, else the template's
-default, as the IR resolves it), and an environment with its hidden entries masked."""
+default, as the IR resolves it), and a template and an environment with their hidden
+entries masked."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from engine.template.parse import document, parse_text
 from engine.template.stored_parameters import (
     hidden_names,
     masked_environment,
+    masked_template,
     schemas,
     stored_hidden_values,
     stored_values,
@@ -200,3 +202,45 @@ def test_an_environments_hidden_entries_are_masked_by_name(text: str, hidden: st
 
 def test_an_environment_without_those_sections_is_shown_as_it_is() -> None:
     assert masked_environment(stored(HOT), {"event_sinks": []}) == {"event_sinks": []}
+
+
+# --- a template shown -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, key, default", [(HOT, "parameters", "default"),
+                                                (AWS, "Parameters", "Default"),
+                                                (HEAT_CFN, "Parameters", "Default")],
+                         ids=["hot", "aws", "heat-cfn"])
+def test_a_templates_hidden_defaults_are_masked_by_name(text: str, key: str,
+                                                        default: str) -> None:
+    # By name, not by value: a default the stack's given value overrides is no value it
+    # takes, so no secrets list holds it.
+    template = stored(text)
+
+    masked = masked_template(template)
+
+    assert {name: body.get(default) for name, body in masked[key].items()} == {
+        name.title() if key == "Parameters" else name: value for name, value in {
+            "password": None, "token": MASK, "pins": MASK, "size": 3,
+            "shown": "plain"}.items()}
+    assert {k: v for k, v in masked.items() if k != key} == {
+        k: v for k, v in template.items() if k != key}
+    assert template[key]["Token" if key == "Parameters" else "token"][default] == (
+        "tok-default")  # a copy: the stored one stays
+
+
+def test_a_null_default_stays_null_and_no_hidden_parameter_changes_nothing() -> None:
+    # A mask in place of nothing would be a value an adopt of the data refuses.
+    template = {"heat_template_version": "2018-08-31",
+                "parameters": {"pw": {"type": "string", "hidden": True, "default": None}}}
+
+    shown = {"heat_template_version": "2018-08-31",
+             "parameters": {"user": {"type": "string", "default": "alice"}}}
+
+    assert masked_template(template) == template
+    assert masked_template(shown) == shown
+
+
+@pytest.mark.parametrize("template", [None, "text", {}, {"parameters": ["a"]}])
+def test_a_template_without_parameters_is_shown_as_it_is(template: Any) -> None:
+    assert masked_template(template) == template

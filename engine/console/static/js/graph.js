@@ -484,12 +484,17 @@ export class GraphView {
    * `container`: the element to draw in. `onSelect(key)`: called when the user selects a
    * resource (click, Enter or Space). `controls`: true adds the view's own search field and
    * zoom buttons (off: the stack page has its own); `legend`: false leaves out the key to
-   * the glyphs and borders. Any other option overrides a layout constant (DEFAULTS).
+   * the glyphs and borders. `fitHeight`: true makes the drawing as tall as the graph
+   * needs at the width it has (the height fit() would fill), between the CSS variables
+   * --kg-min-height and --kg-height; off, it is --kg-height tall. Any other option
+   * overrides a layout constant (DEFAULTS).
    */
   constructor(container, {onSelect = () => {}, controls = false, legend = true,
-    ...settings} = {}) {
+    fitHeight = false, ...settings} = {}) {
     this.container = container;
     this.onSelect = onSelect;
+    this._fitHeight = fitHeight;
+    this._sizedWidth = null;
     this.settings = {...DEFAULTS, ...settings};
     this._nodes = [];
     this._edges = [];
@@ -594,6 +599,7 @@ export class GraphView {
   _build(controls, legend) {
     const root = this.container;
     root.classList.add('kg');
+    if (this._fitHeight) root.classList.add('is-fit-height');
     const helpId = `${this._id}-help`;
     if (controls || legend) root.append(this._buildToolbar(controls, legend));
     this.svg = svg('svg', {
@@ -717,7 +723,11 @@ export class GraphView {
     this.svg.addEventListener('pointerup', end);
     this.svg.addEventListener('pointercancel', end);
     if (typeof ResizeObserver === 'function') {
-      new ResizeObserver(() => { if (this._needsFit) this.fit(); }).observe(this.svg);
+      new ResizeObserver(() => {
+        // A new width is a new scale for the graph, so a new height it needs.
+        if (this._fitHeight && this.svg.clientWidth !== this._sizedWidth) this._sizeToGraph();
+        if (this._needsFit) this.fit();
+      }).observe(this.svg);
     }
   }
 
@@ -734,7 +744,22 @@ export class GraphView {
       this._view.y += (before.y - after.y) * this._view.scale;
       this._applyView();
     }
+    this._sizeToGraph();
     this._draw();
+  }
+
+  // For fitHeight: the height the layout takes at the scale fit() would choose for the
+  // drawing's width, as --kg-fit-height (graph.css bounds it). Not while the drawing is not
+  // rendered (a hidden section): the resize observer sizes it when it shows.
+  _sizeToGraph() {
+    if (!this._fitHeight || !this._layout) return;
+    const width = this.svg.clientWidth;
+    if (!width) return;
+    this._sizedWidth = width;
+    const scale = Math.max(MIN_SCALE, Math.min(
+      1, (width - 2 * FIT_MARGIN) / Math.max(this._layout.width, 1)));
+    const height = Math.ceil(this._layout.height * scale + 2 * FIT_MARGIN);
+    this.container.style.setProperty('--kg-fit-height', `${height}px`);
   }
 
   _restyle() {

@@ -1,5 +1,6 @@
-// What the operator pages share: the admin-only read, its 403 shown as the API gave it,
-// and the live refresh.
+// What the operator pages share: the admin-only read, its 403 shown as the API gave it
+// (once: a member's token will not become an admin's, so the polling stops there), and
+// the live refresh.
 
 import * as api from "./api.js";
 import {h, errorBox, renderIfChanged} from "./dom.js";
@@ -26,7 +27,9 @@ export function operatorPage(main, who, {title, intro, resource, query = () => (
       answer = null;
       body.replaceChildren();
       delete body.dataset.signature;
-      problems.replaceChildren(errorBox(error, error.status === 403
+      const forbidden = error.status === 403;
+      if (forbidden) poller.stop();
+      problems.replaceChildren(errorBox(error, forbidden
         ? "This page is for operators (a token with the admin role)."
         : `The ${title.toLowerCase()} could not be read.`));
       return;
@@ -38,13 +41,6 @@ export function operatorPage(main, who, {title, intro, resource, query = () => (
   const poller = new Poller(tick, () => (answer && busy(answer) ? FAST_MS : SLOW_MS));
   poller.start();
   return {poller, unmount: () => poller.stop()};
-}
-
-/** The list in an answer: {"operations": [...]} -> [...]. */
-export function listOf(answer, key) {
-  if (Array.isArray(answer[key])) return answer[key];
-  const lists = Object.values(answer).filter(Array.isArray);
-  return lists.length ? lists[0] : [];
 }
 
 /** A short id for a table cell (the whole one in its title). */

@@ -3,22 +3,16 @@
 
 import {h, time, table, yesNo, verdictBadge, formatValue} from "./dom.js";
 import {stackHref} from "./router.js";
-import {operatorPage, listOf, shortId} from "./operator.js";
+import {operatorPage, shortId} from "./operator.js";
 
 const RECENT = 20;
 
-/** The settings as rows {group, name, secret, value}, from a list or a mapping. */
-function settingsOf(settings) {
-  if (Array.isArray(settings)) return settings;
-  return Object.entries(settings || {}).sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => ({name, value}));
-}
-
 function plugin(p) {
   const id = `plugin-${p.name}`.replace(/[^\w-]/g, "_");
-  const settings = settingsOf(p.settings);
   return h("section", {class: "plugin", "aria-labelledby": id},
-    h("h2", {id}, `${p.position}. ${p.name} `, h("span", {class: "muted"},
+    // A disabled plugin has no position (null): it is not called.
+    h("h2", {id}, p.position === null ? "" : `${p.position}. `, `${p.name} `,
+      h("span", {class: "muted"},
       p.enabled ? "(enabled)" : "(disabled)")),
     h("dl", {class: "facts"},
       h("dt", {text: "Enabled"}), h("dd", {}, yesNo(p.enabled, "enabled", "disabled"),
@@ -31,7 +25,7 @@ function plugin(p) {
       h("dt", {text: "Dry runs"}), h("dd", {}, yesNo(p.supports_dry_run, "supported",
         "not supported")),
       h("dt", {text: "Tree scope"}), h("dd", {text: formatValue(p.tree_scope)})),
-    table({caption: `Settings of ${p.name}`, rows: settings,
+    table({caption: `Settings of ${p.name}`, rows: p.settings,
       empty: "No settings.", columns: [
         {label: "Setting", cell: (o) => (o.group ? `[${o.group}] ${o.name}` : o.name)},
         {label: "Value", cell: (o) => (o.value === "" || o.value === null
@@ -39,7 +33,7 @@ function plugin(p) {
           : h("span", {}, h("code", {text: formatValue(o.value)}),
             o.secret ? h("span", {class: "muted", text: " (secret: masked)"}) : null))},
       ]}),
-    table({caption: `Recent calls of ${p.name}`, rows: p.recent || [],
+    table({caption: `Recent calls of ${p.name}`, rows: p.recent,
       empty: "Not called recently.", rowClass: (c) => (["deny", "error", "timeout",
         "rejected", "expired"].includes(c.verdict) ? "row--failed" : null),
       columns: [
@@ -50,7 +44,7 @@ function plugin(p) {
         {label: "Operation", cell: (c) => shortId(c.operation_id)},
         {label: "Verdict", cell: (c) => verdictBadge(c.verdict)},
         {label: "Message", class: "reason", cell: (c) => c.message || ""},
-        {label: "Duration", class: "number", cell: (c) => (c.duration_ms === undefined
+        {label: "Duration", class: "number", cell: (c) => (c.duration_ms === null
           ? "—" : `${c.duration_ms} ms`)},
       ]}));
 }
@@ -62,12 +56,10 @@ export function mount(main, route, who) {
       + "reverse), as kiln-manage plugin list shows them; secret settings are masked.",
     resource: "lifecycle_plugins",
     query: () => ({recent: String(RECENT)}),
-    render: (answer) => {
-      const plugins = listOf(answer, "lifecycle_plugins")
-        .sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
-      return plugins.length ? plugins.map(plugin)
-        : h("p", {class: "empty", text: "No lifecycle plugin is installed."});
-    },
+    // In the answer's order: the calling order, then the disabled plugins.
+    render: (answer) => (answer.lifecycle_plugins.length
+      ? answer.lifecycle_plugins.map(plugin)
+      : h("p", {class: "empty", text: "No lifecycle plugin is installed."})),
   });
   return {unmount: page.unmount};
 }

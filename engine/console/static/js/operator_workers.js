@@ -2,7 +2,7 @@
 // their heartbeats and the steps they hold.
 
 import {h, time, age, table, yesNo, formatValue} from "./dom.js";
-import {operatorPage, listOf, shortId} from "./operator.js";
+import {operatorPage, shortId} from "./operator.js";
 
 export function mount(main, route, who) {
   const page = operatorPage(main, who, {
@@ -10,9 +10,9 @@ export function mount(main, route, who) {
     intro: "The engine workers (kiln-manage worker list): a worker whose heartbeat "
       + "stopped is not alive, and the steps it held go to another.",
     resource: "workers",
-    busy: (answer) => listOf(answer, "workers").some((w) => w.steps_held),
+    busy: (answer) => answer.workers.some((w) => w.steps_held),
     render: (answer) => table({
-      caption: "Workers", rows: listOf(answer, "workers"), empty: "No workers.",
+      caption: "Workers", rows: answer.workers, empty: "No workers.",
       rowClass: (w) => (w.alive ? null : "row--muted"),
       columns: [
         {label: "Worker", cell: (w) => shortId(w.id)},

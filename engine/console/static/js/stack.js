@@ -1,8 +1,10 @@
 // #/stacks/{tenant_id}/{name}/{id}[/{section}]: one stack. The header (status, reason,
 // the approval it is parked at) and one section at a time; the stack and the section on
 // show are polled, every 2 s while the stack or its operation is in progress or parked,
-// every 15 s otherwise. Sections are built when first shown and kept (the graph keeps
-// its zoom and selection, the preview its chosen files).
+// every 15 s otherwise. A section is read in the poller's tick only (a tab shown or a
+// depth chosen asks for a tick at once), so its reads never overlap and answer in order.
+// Sections are built when first shown and kept (the graph keeps its zoom and selection,
+// the preview its chosen files).
 
 import * as api from "./api.js";
 import {h, errorBox, statusBadge, time, isInProgress, announce, renderIfChanged}
@@ -39,6 +41,9 @@ export function mount(main, route, who) {
   let lastStatus = null;
   let active = null;
   let gone = false;
+  // Set by unmount(): a tick under way when the page was left must not announce or draw
+  // anything on the next one, so it checks after each wait.
+  let unmounted = false;
   const built = new Map();
 
   const ctx = {
@@ -84,11 +89,13 @@ export function mount(main, route, who) {
   }
 
   async function tick() {
-    if (gone) return;
+    if (gone || unmounted) return;
     try {
       const answer = await api.get(ctx.path(), {resolve_outputs: "false"});
+      if (unmounted) return;
       stack = answer.stack;
     } catch (error) {
+      if (unmounted) return;
       if (error.status === 404 || error.status === 403) {
         gone = true;
         poller.stop();
@@ -103,6 +110,7 @@ export function mount(main, route, who) {
       return;
     }
     approval = isInProgress(stack.stack_status) ? await readApproval() : null;
+    if (unmounted) return;
     approvalBox.update(approval);
     problems.replaceChildren();
     if (lastStatus !== null && lastStatus !== stack.stack_status) {
@@ -142,7 +150,7 @@ export function mount(main, route, who) {
     active = built.get(key);
     document.title = `${name}: ${SECTIONS.find(([k]) => k === key)[1]} — Kiln`;
     if (active.section.show) active.section.show(next.query);
-    if (changed && stack) active.section.refresh();
+    if (changed) poller.now();
   }
 
   const poller = new Poller(tick, () => (live() ? FAST_MS : SLOW_MS));
@@ -151,6 +159,7 @@ export function mount(main, route, who) {
   return {
     update(next) { showSection(next); },
     unmount() {
+      unmounted = true;
       poller.stop();
       for (const entry of built.values()) if (entry.section.destroy) entry.section.destroy();
     },

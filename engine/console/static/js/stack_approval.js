@@ -49,21 +49,23 @@ export function createApproval(ctx) {
     return parts;
   }
 
+  // A handler per button: the decision sent is the button pressed, and nothing else (no
+  // form submission, so no Enter or script sends one the user did not choose).
   function decisionForm() {
     const comment = h("textarea", {id: "approval-comment", name: "comment", rows: "2",
       maxlength: "1000"});
     const problems = h("div", {id: "approval-problems"});
-    const approve = h("button", {type: "submit", id: "approve", value: "approve",
-      text: "Approve"});
-    const reject = h("button", {type: "submit", id: "reject", value: "reject",
-      class: "danger", text: "Reject"});
+    const approve = h("button", {type: "button", id: "approve", text: "Approve",
+      onclick: () => decide("approve")});
+    const reject = h("button", {type: "button", id: "reject", class: "danger",
+      text: "Reject", onclick: () => decide("reject")});
     const form = h("form", {class: "approval-form"},
       h("div", {class: "field"}, h("label", {for: "approval-comment",
         text: "Comment (optional, recorded with the decision)"}), comment),
       problems, h("div", {class: "actions"}, approve, reject));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const decision = event.submitter ? event.submitter.value : "approve";
+    form.addEventListener("submit", (event) => event.preventDefault());
+
+    async function decide(decision) {
       problems.replaceChildren();
       approve.disabled = reject.disabled = true;
       try {
@@ -75,7 +77,7 @@ export function createApproval(ctx) {
         problems.append(errorBox(error, `The ${decision} was not taken.`));
         approve.disabled = reject.disabled = false;
       }
-    });
+    }
     return form;
   }
 

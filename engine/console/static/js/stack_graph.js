@@ -1,6 +1,8 @@
 // The stack's section "Graph": its resources as a dependency graph (GraphView, from
 // graph.js) from GET .../graph?nested_depth=N, with the page's controls (depth, find,
 // zoom, fit; the view draws the legend) and a details panel for the selected resource.
+// Refreshed by the stack page's poller only (a new depth asks it for a tick), so reads
+// never overlap; an answer for a depth no longer chosen is dropped all the same.
 
 import * as api from "./api.js";
 import {h, errorBox, statusBadge, formatValue, renderIfChanged} from "./dom.js";
@@ -9,6 +11,8 @@ const DEPTHS = [0, 1, 2, 3];
 
 export function create(ctx) {
   let view = null;
+  let viewMade = null; // the promise of `view`: one GraphView, however many ask at once
+  let asked = 0; // the reads asked for: only the last one's answer is drawn
   let graph = null;
   let selected = null;
   let wanted = null; // a resource to select once the graph is drawn (?select=key)
@@ -22,7 +26,7 @@ export function create(ctx) {
       text: d ? `${d} level${d > 1 ? "s" : ""} down` : "none"})));
   depth.addEventListener("change", () => {
     ctx.depth = Number(depth.value);
-    refresh();
+    ctx.refresh();
   });
   const search = h("input", {id: "graph-search", type: "search", autocomplete: "off",
     "aria-describedby": "graph-search-count"});
@@ -60,22 +64,32 @@ export function create(ctx) {
 
   // graph.js is loaded when a graph is first drawn, not with the console: the other
   // pages do without its thousand lines, and a fault in it costs this section alone.
-  async function ensureView() {
-    if (view) return view;
-    const {GraphView} = await import("./graph.js");
-    view = new GraphView(canvas, {onSelect: (key) => select(key, false)});
-    return view;
+  function ensureView() {
+    viewMade ??= import("./graph.js").then(({GraphView}) => {
+      // The canvas is as tall as the graph needs, within --kg-min-height (console.css)
+      // and --kg-height (70vh, graph.css).
+      view = new GraphView(canvas, {onSelect: (key) => select(key, false), fitHeight: true});
+      return view;
+    }, (error) => {
+      viewMade = null; // a failed load is tried again at the next refresh
+      throw error;
+    });
+    return viewMade;
   }
 
   async function refresh() {
+    const ticket = ++asked;
+    const wantedDepth = ctx.depth;
+    const stale = () => ticket !== asked || wantedDepth !== ctx.depth;
     let answer;
     try {
-      answer = await api.get(ctx.path("graph"), {nested_depth: String(ctx.depth)});
+      answer = await api.get(ctx.path("graph"), {nested_depth: String(wantedDepth)});
       await ensureView();
     } catch (error) {
-      problems.replaceChildren(errorBox(error, "The graph could not be drawn."));
+      if (!stale()) problems.replaceChildren(errorBox(error, "The graph could not be drawn."));
       return;
     }
+    if (stale()) return;
     problems.replaceChildren();
     graph = answer.graph;
     depth.value = String(ctx.depth);

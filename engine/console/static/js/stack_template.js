@@ -1,9 +1,12 @@
 // The stack's section "Template": the stored template as text with line numbers
 // (GET .../source), the line of each FAILED resource highlighted and listed, and the
 // line an address asks for (?line=N, from a resource's details) shown and focused.
+// The text is read again at every poll while the stack is in progress: an update stores
+// its new template when it is planned, which neither its status nor its updated time
+// tells.
 
 import * as api from "./api.js";
-import {h, errorBox, sourceView, renderIfChanged} from "./dom.js";
+import {h, errorBox, sourceView, renderIfChanged, isInProgress} from "./dom.js";
 
 export function create(ctx) {
   let source = null;
@@ -21,7 +24,7 @@ export function create(ctx) {
 
   async function refresh() {
     try {
-      if (seen !== ctx.version() || !source) {
+      if (!source || seen !== ctx.version() || isInProgress(ctx.stack().stack_status)) {
         source = (await api.get(ctx.path("source"))).source;
         seen = ctx.version();
       }

@@ -5,6 +5,8 @@ across every tenant's stacks (each naming its operation), newest first and at mo
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from engine.context import ADMIN_ROLE
@@ -92,3 +94,34 @@ def test_a_member_is_refused(api: ConsoleApi) -> None:
     assert refused.status_code == 403
     assert refused.json["error"]["type"] == "OperatorViewForbidden"
     assert "audit" not in refused.text
+
+
+def test_a_plugin_listing_its_options_under_an_optgroup_shows_them(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock,
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real distribution on the path, whose oslo.config.opts entry point lists its
+    # options as oslo.config allows: (OptGroup, opts), one of a type JSON cannot hold.
+    (tmp_path / "kiln_audit_opts.py").write_text(
+        "from oslo_config import cfg\n"
+        "def list_opts():\n"
+        "    return [(cfg.OptGroup('lifecycle_audit'),\n"
+        "             [cfg.IPOpt('collector', default='192.0.2.7'),\n"
+        "              cfg.StrOpt('key', secret=True, default='s3cret')])]\n")
+    info = tmp_path / "kiln_audit_opts-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kiln-audit-opts\n"
+                                   "Version: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[oslo.config.opts]\nkiln.lifecycle.audit = kiln_audit_opts:list_opts\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    api = ConsoleApi(db, registry, clock, [loaded(Recording("audit", []))])
+
+    # Read when the app was built, not on a request.
+    assert str(api.kiln.conf.lifecycle_audit.collector) == "192.0.2.7"
+    result = api.call("GET", "/lifecycle_plugins", role=ADMIN_ROLE)
+
+    assert result.status_code == 200, result.text
+    assert result.json["lifecycle_plugins"][0]["settings"] == [
+        {"group": "lifecycle_audit", "name": "collector", "secret": False,
+         "value": "192.0.2.7"},
+        {"group": "lifecycle_audit", "name": "key", "secret": True, "value": "******"}]

@@ -79,3 +79,14 @@ def test_bad_filters_are_4xx(api: ConsoleApi, params: dict[str, str], status: in
     result = api.call("GET", "/operations", role=ADMIN_ROLE, params=params)
     assert result.status_code == status, result.text
     assert "error" in result.json
+
+
+@pytest.mark.parametrize("params", [{"state": "finished"}, {"limit": "-1"},
+                                    {"stack_id": "nosuch"}])
+def test_a_member_is_refused_before_the_query_is_read(api: ConsoleApi,
+                                                      params: dict[str, str]) -> None:
+    # As every operator read: a member learns nothing of the query's rules.
+    refused = api.call("GET", "/operations", params=params)
+
+    assert refused.status_code == 403, refused.text
+    assert refused.json["error"]["type"] == "OperatorViewForbidden"

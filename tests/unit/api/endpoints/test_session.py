@@ -44,3 +44,16 @@ def test_a_token_that_does_not_authenticate_is_a_401(api: ConsoleApi, clock: Clo
         assert result.status_code == 401, headers
         assert result.json["error"]["type"] == "AuthenticationRequired"
         assert result.json["title"] == "Unauthorized"
+
+
+def test_the_tenant_is_the_tokens_by_id_not_one_named_as_that_id(api: ConsoleApi) -> None:
+    # A tenant may be named as another's id: the token's tenant is found by its id.
+    impostor = api.kiln.tenants.create_tenant(api.b.id)
+    issued = api.kiln.tenants.create_token(api.b.id, MEMBER_ROLE)
+
+    result = api.client.simulate_get("/v1/session", headers={"X-Auth-Token": issued.secret})
+
+    assert result.status_code == 200, result.text
+    assert (result.json["session"]["tenant_id"], result.json["session"]["tenant_name"]) == (
+        api.b.id, "b")
+    assert impostor.id != api.b.id
