@@ -19,18 +19,19 @@ from engine.clock import Clock, utcnow
 from engine.db import migration
 from engine.db.queue_depth import read_queue_depth
 from engine.db.session import Database, sqlite_file
-from engine.errors import DatabaseMissing, KilnError, PluginConfigInvalid
+from engine.errors import DatabaseMissing, KilnError, PluginConfigInvalid, StartupFailed
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.base import PluginServices
 from engine.lifecycle.registry import LifecycleRegistry, LifecycleSettings
 from engine.metrics import QueueDepth
 from engine.resources.registry import ResourceTypeRegistry
 from engine.resources.shared_clients import ResourceServices
+from engine.services.backlog import Backlog
 from engine.services.events import StackEvents
 from engine.services.health import HealthService
 from engine.services.operator import OperatorService
 from engine.services.stack_actions import StackActions
-from engine.services.stack_reads import StackReads
+from engine.services.stack_reads import StackPaging, StackReads
 from engine.services.tenants import TenantService
 from engine.services.workers import WorkerService
 
@@ -109,6 +110,7 @@ class Kiln:
         return StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
+            max_pending_operations=self.conf.api.max_pending_operations,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
 
     @functools.cached_property
@@ -135,7 +137,9 @@ class Kiln:
 
     @functools.cached_property
     def stack_reads(self) -> StackReads:
-        return StackReads(self.db, self.irs)
+        return StackReads(self.db, self.irs, StackPaging(
+            default=self.conf.api.default_stacks_per_page,
+            maximum=self.conf.api.max_stacks_per_page))
 
     @functools.cached_property
     def stack_resources(self) -> StackResources:
@@ -160,7 +164,9 @@ class Kiln:
         from engine.services.stack_graph import StackGraphs
 
         actions = StackActions(self.db, self.clock,
-                               self.conf.engine.stack_action_timeout_seconds)
+                               self.conf.engine.stack_action_timeout_seconds,
+                               backlog=Backlog(self.db, self.clock,
+                                               self.conf.api.max_pending_operations))
         # The plugins' settings (the console's plugin page) are read once, here, after the
         # plugins registered their own options: read on each request, the options not
         # registered yet would be registered on the live configuration from request
@@ -190,7 +196,7 @@ class Kiln:
 
     @functools.cached_property
     def workers(self) -> WorkerService:
-        return WorkerService(self.db, self.clock, self.conf.engine.lease_seconds)
+        return WorkerService(self.db, self.clock)
 
     @functools.cached_property
     def operator(self) -> OperatorService:
@@ -205,6 +211,7 @@ class Kiln:
             max_parallel_steps=engine.max_parallel_steps, lease_seconds=engine.lease_seconds,
             type_concurrency=dict(engine.type_concurrency),
             heartbeat_interval_seconds=engine.heartbeat_interval_seconds,
+            stall_seconds=engine.stall_seconds,
             idle_poll_seconds=engine.idle_poll_seconds,
             max_step_poll_seconds=engine.max_step_poll_seconds,
             operation_threads=engine.operation_threads,
@@ -264,6 +271,7 @@ def start(argv: Sequence[str] | None, prog: str, description: str) -> Kiln:
     ``description`` (what the process runs) heads its ``--help``."""
     conf = load_config(list(sys.argv[1:] if argv is None else argv), prog, description)
     try:
+        check_liveness_timing(conf)
         kiln = build(conf)
         # Load every plugin now: fail at start, not mid-request.
         kiln.registry  # noqa: B018
@@ -272,6 +280,16 @@ def start(argv: Sequence[str] | None, prog: str, description: str) -> Kiln:
     except KilnError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def check_liveness_timing(conf: cfg.ConfigOpts) -> None:
+    """A worker stops acting on its claims a heartbeat before its liveness runs out, so
+    the lease must hold at least two heartbeats (else it would stop between any two)."""
+    engine = conf.engine
+    if engine.lease_seconds < 2 * engine.heartbeat_interval_seconds:
+        raise StartupFailed(
+            reason=f"[engine] lease_seconds ({engine.lease_seconds}) must be at least "
+                   f"twice heartbeat_interval_seconds ({engine.heartbeat_interval_seconds})")
 
 
 def build(conf: cfg.ConfigOpts, *, check_schema: bool = True,

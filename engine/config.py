@@ -101,7 +101,11 @@ api_opts = [
         "127.0.0.1 for a wildcard bind_host.",
     ),
     cfg.IntOpt("workers", default=2, min=1, help="gunicorn worker processes for kiln-api."),
-    cfg.IntOpt("threads", default=8, min=1, help="Request threads per API process."),
+    cfg.IntOpt("threads", default=4, min=1,
+               help="Request threads per API process. Python runs one thread of a "
+               "process at a time: in kiln-all each busy request thread takes about as "
+               "large a share of the process as the worker beside it, so more threads "
+               "starve the worker under API load (specs/back-pressure.rst)."),
     cfg.IntOpt(
         "max_body_bytes",
         default=1048576,
@@ -123,6 +127,22 @@ api_opts = [
                help="Most stacks (not deleted) one tenant may have; a create past it is "
                "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
                "plugin adds per-tenant overrides."),
+    cfg.IntOpt("default_stacks_per_page", default=1000, min=1,
+               help="Stacks in one page of GET /stacks when the request gives no limit "
+               "(at most max_stacks_per_page). A page that is full links to the next. "
+               "python-heatclient and the openstack CLI send no limit unless given "
+               "--limit, and then show this one page; given a larger --limit they ask "
+               "for the rest themselves."),
+    cfg.IntOpt("max_stacks_per_page", default=1000, min=1,
+               help="Most stacks in one page of GET /stacks, whatever limit the request "
+               "gives: python-heatclient asks for the rest after the last one (marker) "
+               "until it has its limit."),
+    cfg.IntOpt("max_pending_operations", default=100, min=-1,
+               help="Most operations left waiting for their first worker, across every "
+               "tenant: while this many wait, a request that would queue another (create, "
+               "adopt, update, delete, suspend, resume, check, abandon) is refused with "
+               "503 and Retry-After (the time the oldest has waited, 1 to 60 s), before "
+               "any other work. Cancels are never refused. -1: no bound."),
     cfg.BoolOpt("healthcheck_detailed", default=False,
                 help="Show every caller of GET /healthcheck the detailed view (each "
                 "check's details, the process's Python, platform and thread stacks), as "
@@ -143,16 +163,32 @@ engine_opts = [
             help="Most steps of one resource type one worker holds at once, for types "
             "whose backend rate-limits, e.g. AWS::EC2::Instance:8,OS::Nova::Server:16. "
             "Types not named are bounded by max_parallel_steps only."),
-    cfg.IntOpt("lease_seconds", default=30, min=2,
-               help="How long a claim on an operation or step lasts unless renewed."),
-    cfg.FloatOpt("heartbeat_interval_seconds", default=5.0, min=0.1,
-                 help="How often a worker renews its leases and its liveness record."),
+    cfg.FloatOpt("lease_seconds", default=1.5, min=0.2,
+                 help="How long a worker counts as alive after it last renewed its "
+                 "liveness (one row of the workers table): the operations and steps it "
+                 "claimed are its own until then. Past it, the next heartbeat of any "
+                 "other worker fences it and the others take its work over, so a worker "
+                 "that dies (SIGKILL, a lost machine) is noticed within this plus a "
+                 "heartbeat. A worker that cannot renew stops acting on its claims a "
+                 "heartbeat before this runs out (by its own monotonic clock); on "
+                 "PostgreSQL the database's clock decides when it ran out, so the engine "
+                 "hosts' clocks may differ. Must be at least twice "
+                 "heartbeat_interval_seconds."),
+    cfg.FloatOpt("heartbeat_interval_seconds", default=0.25, min=0.05,
+                 help="How often a worker renews its liveness, from a thread of its own: "
+                 "one UPDATE of its own row, whatever it holds, and one that fences the "
+                 "workers whose liveness ran out."),
+    cfg.FloatOpt("stall_seconds", default=60.0, min=0.0,
+                 help="A worker whose loop has not moved on for this long (a resource "
+                 "handler that never returns) stops renewing its liveness, so the other "
+                 "workers take its work over; it rejoins under a new id should its loop "
+                 "move again. 0: never."),
     cfg.FloatOpt("idle_poll_seconds", default=1.0, min=0.01,
                  help="Longest sleep of an idle worker before it looks for work again. "
                       "New work wakes it at once (in its own process, and through "
-                      "LISTEN/NOTIFY on PostgreSQL); the poll finds what no notification "
-                      "announces: expired leases of dead workers and timed-out "
-                      "operations."),
+                      "LISTEN/NOTIFY on PostgreSQL, as does a dead worker fenced by "
+                      "another); the poll finds what no notification announces: "
+                      "timed-out operations and retries whose wait is over."),
     cfg.FloatOpt("max_step_poll_seconds", default=1.0, min=0.01,
                  help="Longest interval between two completion checks of a waiting step."),
     cfg.IntOpt("operation_threads", default=4, min=1,

@@ -60,7 +60,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     ├── NotProvided ............ 501: a Heat feature Kiln does not serve (yet)
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
-    │   └── SchemaBehind
+    │   ├── SchemaBehind
+    │   └── BacklogFull ........ too many operations wait for a worker (Retry-After)
     ├── StartupFailed .......... never reaches HTTP: the process refuses to start
     │   ├── DatabaseMissing .... no SQLite file where the configuration points
     │   ├── PluginLoadFailed
@@ -163,6 +164,13 @@ class NotProvided(KilnError):
 
 class Unavailable(KilnError):
     msg_fmt = "{reason}"
+
+    @property
+    def retry_after(self) -> int | None:
+        """Seconds after which the request may well succeed (``Retry-After``), when an
+        error knows them (its ``retry_after`` detail)."""
+        value = self.details.get("retry_after")
+        return value if isinstance(value, int) else None
 
 
 class StartupFailed(KilnError):
@@ -317,6 +325,16 @@ class SchemaBehind(Unavailable):
         "The database schema is at {current}, but this Kiln needs {head}. "
         "Run `kiln-manage db upgrade` first."
     )
+
+
+class BacklogFull(Unavailable):
+    """A write that would queue an operation while ``[api] max_pending_operations`` of
+    them already wait for a worker (``engine.services.backlog``). No count: how busy the
+    other tenants keep the workers is not a tenant's to read."""
+
+    msg_fmt = ("Kiln is busy: the most operations it lets wait for a worker ({limit}, "
+               "[api] max_pending_operations) are waiting. Nothing was changed; try "
+               "again in {retry_after} seconds.")
 
 
 class DatabaseMissing(StartupFailed):

@@ -74,9 +74,15 @@ def _write(resp: falcon.Response, code: int, body: dict[str, Any]) -> None:
 def handle_kiln_error(req: falcon.Request, resp: falcon.Response, error: errors.KilnError,
                       _params: Any) -> None:
     code = status_of(error)
-    if code >= 500 and not isinstance(error, errors.NotProvided):  # a 501 is no fault
+    # A 501 is no fault, and a refusal to queue more work is the API working as meant:
+    # under load it answers many, each in the access log already.
+    if code >= 500 and not isinstance(error, (errors.NotProvided, errors.BacklogFull)):
         LOG.warning("request %s: %s", _request_id(req), error)
     _write(resp, code, fault_body(code, type(error).__name__, str(error)))
+    if isinstance(error, errors.Unavailable) and error.retry_after is not None:
+        # keystoneauth (under heatclient and the openstack CLI) waits this long before
+        # it retries a 503, when its status_code_retries allow a retry.
+        resp.set_header("Retry-After", str(error.retry_after))
 
 
 def handle_http_error(req: falcon.Request, resp: falcon.Response, error: falcon.HTTPError,

@@ -298,8 +298,8 @@ def _bounds(noun: str, low: float | None, high: float | None) -> dict[str, Any]:
 
 def service(worker: WorkerRecord) -> dict[str, Any]:
     """Heat's service document for a worker (``openstack orchestration service list``),
-    plus Kiln's ``pid`` and ``steps_held``. ``status`` is ``up`` while the worker
-    heartbeats within its lease and has not stopped. Times are as Heat writes them here:
+    plus Kiln's ``pid`` and ``steps_held``. ``status`` is ``up`` while the worker's
+    liveness lasts and it is neither stopped nor fenced. Times are as Heat writes them here:
     ISO 8601 in UTC with microseconds and no zone."""
 
     def iso(value: datetime.datetime | None) -> str | None:

@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop.set()
         worker.wake()
-        thread.join(timeout=conf.engine.lease_seconds)
+        # Its hand-back: a heartbeat interval for operations in flight, one transaction
+        # (which on SQLite may wait for the write lock).
+        thread.join(timeout=30)
         kiln.db.dispose()
     return 0

@@ -133,23 +133,37 @@ def step_counts(session: Session, operation_ids: Collection[str]) -> dict[str, S
             for op, total, done, failed, running in rows}
 
 
-def step_holders(session: Session, operation_ids: Collection[str], now: Now
-                 ) -> dict[str, dict[str, tuple[int, Now]]]:
-    """Operation id -> worker id -> (how many of the operation's steps it holds an
-    unexpired lease on, when the last of those leases runs out); one grouped query."""
+def step_holders(session: Session, operation_ids: Collection[str]
+                 ) -> dict[str, dict[str, tuple[int, Now | None]]]:
+    """Operation id -> worker id -> (how many of the operation's steps it holds, until
+    when its liveness lasts), for the workers whose claims still stand (neither fenced
+    nor stopped: a worker whose liveness lapsed holds them until another fences it); one
+    grouped query."""
     if not operation_ids:
         return {}
     rows = session.execute(
-        select(Step.operation_id, Step.lease_owner, func.count(),
-               func.max(Step.lease_expires_at))
+        select(Step.operation_id, Step.lease_owner, func.count(), func.max(Worker.alive_until))
+        .join(Worker, Worker.id == Step.lease_owner)
         .where(Step.operation_id.in_(operation_ids), Step.state == StepState.RUNNING,
-               Step.lease_expires_at >= now)
+               Worker.stopped_at.is_(None), Worker.fenced_at.is_(None))
         .group_by(Step.operation_id, Step.lease_owner))
-    found: dict[str, dict[str, tuple[int, Now]]] = {}
-    for operation_id, owner, count, expires in rows:
-        if owner is not None and expires is not None:
-            found.setdefault(operation_id, {})[owner] = (count, expires)
+    found: dict[str, dict[str, tuple[int, Now | None]]] = {}
+    for operation_id, owner, count, alive_until in rows:
+        if owner is not None:  # the join has none: for the type checker
+            found.setdefault(operation_id, {})[owner] = (count, alive_until)
     return found
+
+
+def standing_claims(session: Session, owners: Collection[str]) -> dict[str, Now | None]:
+    """Of ``owners``, the workers whose claims still stand (neither fenced nor stopped),
+    with until when their liveness lasts."""
+    if not owners:
+        return {}
+    rows = session.execute(
+        select(Worker.id, Worker.alive_until)
+        .where(Worker.id.in_(list(owners)), Worker.stopped_at.is_(None),
+               Worker.fenced_at.is_(None)))
+    return {worker_id: alive_until for worker_id, alive_until in rows}
 
 
 def in_progress_resources(session: Session, stack_id: str) -> list[Resource]:

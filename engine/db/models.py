@@ -340,6 +340,9 @@ class StepDependency(Base):
 
 
 class Worker(Base):
+    """One worker process's liveness: the operations and steps it claims are its own while
+    its row is neither stopped nor fenced (``engine/db/leases.py``)."""
+
     __tablename__ = "workers"
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     host: Mapped[str] = mapped_column(String(255))
@@ -347,3 +350,10 @@ class Worker(Base):
     started_at: Mapped[datetime.datetime]
     heartbeat_at: Mapped[datetime.datetime]
     stopped_at: Mapped[datetime.datetime | None]
+    # Its liveness lease: renewed at every heartbeat to now + ``lease_seconds`` by the
+    # database's clock (on PostgreSQL; SQLite's is the one host's). Past it, any other
+    # worker may fence it.
+    alive_until: Mapped[datetime.datetime | None]
+    # When another worker found its liveness lapsed and ended it: from then on everything
+    # it holds may be claimed, and it never renews again (it rejoins under a new id).
+    fenced_at: Mapped[datetime.datetime | None]

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, literal, select
 
 from engine.clock import Clock
+from engine.db.base import UTCDateTime
+from engine.db.leases import claimable
 from engine.db.models import Operation, Step
 from engine.db.session import Database
 from engine.errors import DatabaseUnavailable
@@ -25,11 +27,12 @@ def read_queue_depth(db: Database, clock: Clock) -> QueueDepth | None:
             now = clock()
             ready = session.scalar(select(func.count()).select_from(Step)
                                    .where(Step.state == StepState.READY))
-            # PENDING and not under a live lease: its pre-ops and plan not yet begun
-            # (or begun by a worker that died).
+            # PENDING and claimable: its pre-ops and plan not yet begun (or begun by a
+            # worker that died).
             waiting = session.scalar(select(func.count()).select_from(Operation).where(
                 Operation.state == OperationState.PENDING,
-                or_(Operation.lease_expires_at.is_(None), Operation.lease_expires_at < now)))
+                claimable(Operation.lease_owner, Operation.lease_expires_at,
+                          literal(now, UTCDateTime()))))
             # Unfinished: the rows of the partial index that allows one per stack; but
             # not one parked for a person (an approval gate, a day's wait by default):
             # its age is not a stuck engine's.

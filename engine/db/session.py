@@ -3,7 +3,8 @@
 SQLite: WAL so readers do not block the writer; ``BEGIN IMMEDIATE`` so every writing
 transaction takes the write lock up front (a deferred transaction that later tries to write
 is the classic source of "database is locked"), while :meth:`Database.read` uses a plain
-``BEGIN`` and never takes it; a busy timeout; foreign keys on.
+``BEGIN`` and never takes it; the process's writers queue for the lock in turn
+(``engine.db.write_turns``); a busy timeout; foreign keys on.
 PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to, and
 a connect timeout so that an unreachable host fails a connection in seconds, not after the
 operating system's TCP timeout.
@@ -24,10 +25,12 @@ from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 from engine import metrics
 from engine.db.wakeup import WorkSignal, watch_commits
+from engine.db.write_turns import WriteTurns
 from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
 _AFTER_COMMIT = "kiln_after_commit"
+_HOLDS_TURN = "kiln_holds_write_turn"  # in a pooled connection's info
 LOG = logging.getLogger(__name__)
 
 #: The session type, for annotations in the layers that may not import sqlalchemy
@@ -180,10 +183,24 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int,
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
+        turns = WriteTurns()
+
         @event.listens_for(engine, "begin")
         def _on_begin(connection: Any) -> None:
-            read_only = connection.get_execution_options().get(_READ_ONLY)
-            connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+            if connection.get_execution_options().get(_READ_ONLY):
+                connection.exec_driver_sql("BEGIN")
+                return
+            # One turn per checkout, kept in the pooled connection's info until checkin.
+            if not connection.info.get(_HOLDS_TURN):
+                connection.info[_HOLDS_TURN] = turns.take(busy_timeout_ms / 1000.0)
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+        @event.listens_for(engine, "checkin")
+        def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+            # Back in the pool: its transaction has committed or rolled back (or the
+            # connection was invalidated), so SQLite's lock is free.
+            if record.info.pop(_HOLDS_TURN, False):
+                turns.give_back()
 
         return engine
     # Without connect_timeout psycopg waits 130 s, and libpq for as long as the kernel

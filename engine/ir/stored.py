@@ -11,6 +11,7 @@ and its plan get the same IR object.
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 import threading
 from collections.abc import Mapping
@@ -26,9 +27,10 @@ if TYPE_CHECKING:
     from engine.ir.build import ConstraintLookup, TypeLookup
 
 IR_CACHE_SIZE = 256
-# Operations whose IR is found by their id; an entry is a key, not an IR, so only
-# IR_CACHE_SIZE IRs are ever kept.
+# Operations whose IR is found by their id, and stored definitions by a digest of their
+# text; an entry is a key, not an IR, so only IR_CACHE_SIZE IRs are ever kept.
 OPERATION_CACHE_SIZE = 4096
+STORED_TEXT_CACHE_SIZE = 4096
 
 # (stack id, name, tenant id, digest of the definition); see _key.
 Key = tuple[str, str, str, str]
@@ -67,6 +69,33 @@ class Redefinition(NamedTuple):
     files: Any
 
 
+class StoredText(NamedTuple):
+    """A stack's identity and its definition as the database holds it: each definition
+    column's JSON text, None for a NULL (``engine.db.stack_rows.shown_stack``)."""
+
+    id: str
+    name: str
+    tenant_id: str
+    template: str | None
+    parameters: str | None
+    environment: str | None
+    files: str | None
+    facade: str | None
+
+
+class _Decoded(NamedTuple):
+    """A ``StoredText`` decoded, as the ORM would have loaded it: a ``StoredStack``."""
+
+    id: str
+    name: str
+    tenant_id: str
+    template: Any
+    parameters: Any
+    environment: Any
+    files: Any
+    facade: Any
+
+
 def redefinition(definition: Mapping[str, Any], files: Any) -> Redefinition:
     """The values a stack takes from ``definition``, the one shape both the worker's plan
     (which stores them on the stack row) and the pre-ops' views (built before the plan)
@@ -90,6 +119,8 @@ class StoredIrs:
         self._cache: cachetools.LRUCache[Key, ResolvedStack] = cachetools.LRUCache(size)
         self._operations: cachetools.LRUCache[str, Key] = cachetools.LRUCache(
             OPERATION_CACHE_SIZE)
+        self._texts: cachetools.LRUCache[str, Key] = cachetools.LRUCache(
+            STORED_TEXT_CACHE_SIZE)
 
     def of(self, stack: StoredStack) -> ResolvedStack:
         """The stack's IR. Raises what building it raises, such as StackValidationFailed
@@ -122,6 +153,29 @@ class StoredIrs:
             return self.of(stack)
         except StackValidationFailed:
             return None
+
+    def if_valid_stored(self, stored: StoredText) -> ResolvedStack | None:
+        """:meth:`if_valid` for a definition read as text: found by a digest of the text,
+        so a stack's show neither decodes its template nor pickles it to find the IR it
+        had before; decoded (as the ORM decodes it) only the first time."""
+        digest = hashlib.sha256(pickle.dumps(tuple(stored), protocol=5)).hexdigest()
+        with self._lock:
+            key = self._texts.get(digest)
+            cached = self._cache.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        decoded = _Decoded(stored.id, stored.name, stored.tenant_id,
+                           *(None if text is None else json.loads(text)
+                             for text in stored[3:]))
+        key = _key(decoded)
+        try:
+            ir = self._of(decoded, key)
+        except StackValidationFailed:
+            return None
+        if key is not None:
+            with self._lock:
+                self._texts[digest] = key
+        return ir
 
     def _of(self, stack: StoredStack, key: Key | None) -> ResolvedStack:
         if key is not None:

@@ -90,13 +90,14 @@ class OperationRecord:
     # The workers holding the operation's lease or a lease on one of its steps (a
     # running operation is held through its steps), and when the last lease runs out.
     held_by: tuple[str, ...]
+    # Until when the liveness of its holders lasts (the latest).
     lease_expires_at: datetime.datetime | None
     # Whether any holder is a worker heartbeating now; None when nobody holds it.
     holder_alive: bool | None
     failure_reason: str | None
     cancelled: bool
     steps: admin.StepCounts
-    step_holders: dict[str, int]  # worker id -> steps it holds a live lease on
+    step_holders: dict[str, int]  # worker id -> steps it holds (its claims standing)
     # The approval gate it is parked at (plugin, message, window, any decision not yet
     # taken up), or None.
     awaiting_approval: dict[str, Any] | None = None
@@ -140,15 +141,13 @@ def _notifying_operations(session: DbSession, stack_id: str) -> list[Operation]:
             if operation is not None and operation.state == OperationState.NOTIFYING]
 
 
-def _holders(session: DbSession, operations: Sequence[Operation], now: datetime.datetime
-             ) -> set[str]:
-    """The workers whose lease on one of ``operations``, or on one of their steps, has not
-    expired."""
-    held = admin.step_holders(session, [operation.id for operation in operations], now)
+def _holders(session: DbSession, operations: Sequence[Operation]) -> set[str]:
+    """The workers whose claim on one of ``operations``, or on one of their steps, still
+    stands (neither fenced nor stopped)."""
+    held = admin.step_holders(session, [operation.id for operation in operations])
     holders = {owner for operation in operations for owner in held.get(operation.id, {})}
-    holders.update(operation.lease_owner for operation in operations
-                   if operation.lease_owner and operation.lease_expires_at
-                   and operation.lease_expires_at >= now)
+    holders.update(admin.standing_claims(
+        session, {operation.lease_owner for operation in operations if operation.lease_owner}))
     return holders
 
 
@@ -270,25 +269,26 @@ class OperatorService:
 
     def _records(self, session: DbSession, rows: Sequence[tuple[Operation, Stack]]
                  ) -> list[OperationRecord]:
-        now = self._clock()
         counts = admin.step_counts(session, [op.id for op, _stack in rows])
-        holding = admin.step_holders(
-            session, [op.id for op, _stack in rows if not _settled(op)], now)
+        unsettled = [op for op, _stack in rows if not _settled(op)]
+        holding = admin.step_holders(session, [op.id for op in unsettled])
+        standing = admin.standing_claims(
+            session, {op.lease_owner for op in unsettled if op.lease_owner})
         alive = {w.id for w in self._workers.list_workers() if w.alive}
         records = []
         for op, stack in rows:
             holders = holding.get(op.id, {})
             leases = {owner: expires for owner, (_count, expires) in holders.items()}
-            if op.lease_owner and op.lease_expires_at and op.lease_expires_at >= now:
-                leases[op.lease_owner] = max(op.lease_expires_at,
-                                             leases.get(op.lease_owner, op.lease_expires_at))
+            if op.lease_owner in standing and not _settled(op):
+                leases[op.lease_owner] = standing[op.lease_owner]
+            ends = [expires for expires in leases.values() if expires is not None]
             records.append(OperationRecord(
                 id=op.id, stack_id=stack.id, stack_name=stack.name, tenant_id=stack.tenant_id,
                 action=op.action, state=op.state, attempt=op.attempt,
                 created_at=op.created_at, updated_at=op.updated_at,
                 finished_at=op.finished_at, deadline_at=op.deadline_at,
                 held_by=tuple(sorted(leases)),
-                lease_expires_at=max(leases.values()) if leases else None,
+                lease_expires_at=max(ends) if ends else None,
                 holder_alive=bool(set(leases) & alive) if leases else None,
                 failure_reason=op.failure_reason,
                 cancelled=transitions.cancelled_by(op) is not None,
@@ -319,7 +319,7 @@ class OperatorService:
             operation = stack_rows.unfinished_operation(session, stack.id)
             # Oldest first: the unfinished one (if any) waits for the notifying one.
             ending = [*_notifying_operations(session, stack.id), *filter(None, [operation])]
-            live = sorted(_holders(session, ending, now) & set(alive))
+            live = sorted(_holders(session, ending) & set(alive))
             if live and not force:
                 raise StackHeld(stack=stack.name, workers=", ".join(
                     f"{w} on {alive[w].host} (pid {alive[w].pid})" for w in live))

@@ -36,6 +36,9 @@ class StackLimits:
     max_template_bytes: int = 524288
     default_timeout_seconds: int = 3600
     max_stacks_per_tenant: int = -1  # -1: no limit
+    # Operations let wait for their first worker before a write is refused
+    # (engine.services.backlog); -1: no bound.
+    max_pending_operations: int = -1
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 from engine.db.models import PropertyDrift, Stack, StackOutput
+from engine.db.stack_list import ListedStack
+from engine.db.stack_rows import ShownStack
 from engine.ir.model import ResolvedStack
 from engine.template.parameters import masked
 
@@ -71,18 +73,22 @@ class StackRecord:
     parent: str | None = None  # the id of the stack a nested stack belongs to
 
 
-def stack_record(ir: ResolvedStack | None, stack: Stack) -> StackRecord:
-    """A stack row as a record; without its IR the parameters are left out (lists)."""
+def stack_record(ir: ResolvedStack | None, stack: Stack | ShownStack | ListedStack, *,
+                 with_outputs: bool = True) -> StackRecord:
+    """A stack row as a record; without its IR the parameters are left out, and without
+    ``with_outputs`` the outputs (a listed stack has neither)."""
     parameters: dict[str, Any] = {}
     if ir is not None:
         shown = masked(ir.parameter_schemas, ir.parameters)
         parameters = {k: _stringify(v) for k, v in shown.items()}
     description = stack.description or "No description"
+    outputs = None
+    if with_outputs and not isinstance(stack, ListedStack) and not stack.deleted_at:
+        outputs = stack.outputs or []
     return StackRecord(
         id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
         status=stack.status, status_reason=stack.status_reason, description=description,
-        template_description=description, parameters=parameters,
-        outputs=None if stack.deleted_at else (stack.outputs or []),
+        template_description=description, parameters=parameters, outputs=outputs,
         tags=list(stack.tags or []), disable_rollback=stack.disable_rollback,
         timeout_mins=stack.timeout_mins, owner=stack.owner, created_at=stack.created_at,
         updated_at=stack.updated_at, deleted_at=stack.deleted_at, parent=stack.owner_id)

@@ -1,7 +1,8 @@
 """Stack actions (suspend, resume, check, cancel), abandon and export.
 
-Each real action becomes an operation the workers run (with lifecycle pre- and post-ops);
-a cancel is a request on the running operation, which a worker ends as failed.
+Each real action becomes an operation the workers run (with lifecycle pre- and post-ops),
+refused first while too many wait for a worker (``engine.services.backlog``); a cancel is
+a request on the running operation, which a worker ends as failed, and is never refused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from engine.db import resource_rows, stack_rows, transitions
 from engine.db.models import Stack
 from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
+from engine.services.backlog import Backlog
 from engine.services.operation_start import start_operation
 from engine.template.parameters import redact
 from engine.template.stored_parameters import (
@@ -30,14 +32,20 @@ CANCELS = (CancelReason.CANCEL_UPDATE, CancelReason.CANCEL_WITHOUT_ROLLBACK)
 
 
 class StackActions:
-    def __init__(self, db: Database, clock: Clock, default_timeout_seconds: int) -> None:
+    def __init__(self, db: Database, clock: Clock, default_timeout_seconds: int, *,
+                 backlog: Backlog | None = None) -> None:
+        """``backlog``: the bound an action that queues an operation is checked against;
+        None: no bound."""
         self._db = db
         self._clock = clock
         self._default_timeout = default_timeout_seconds
+        self._backlog = backlog or Backlog(db, clock, -1)
 
     def act(self, ctx: RequestContext, name: str, stack_id: str, body: Any) -> None:
         """``POST .../actions``: exactly one of suspend, resume, check and the cancels."""
         action = _one_action(body)
+        if action not in CANCELS:
+            self._backlog.check()
         now = self._clock()
         for attempt in self._db.retrying():
             with attempt as session:
@@ -64,6 +72,7 @@ class StackActions:
     def abandon(self, ctx: RequestContext, name: str, stack_id: str) -> dict[str, Any]:
         """``DELETE .../abandon``: the data to adopt the stack elsewhere; the stack record
         goes (after the lifecycle pre-ops agree), its resources stay."""
+        self._backlog.check()
         for attempt in self._db.retrying():
             with attempt as session:
                 data = self._data(session, ctx, name, stack_id)

@@ -9,6 +9,7 @@ from engine.context import RequestContext
 from engine.db import stack_rows
 from engine.db.models import Stack
 from engine.db.session import DbSession
+from engine.db.stack_rows import ShownStack
 from engine.errors import EntityNotFound
 
 
@@ -17,6 +18,15 @@ def named_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: st
     if not is_uuid(stack_id):
         raise EntityNotFound(entity="Stack", name=name)
     return stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
+
+
+def shown_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: str, *,
+                with_outputs: bool) -> ShownStack:
+    """:func:`named_stack` as a show reads it (``stack_rows.shown_stack``)."""
+    if not is_uuid(stack_id):
+        raise EntityNotFound(entity="Stack", name=name)
+    return stack_rows.shown_stack(session, ctx.tenant_id, name, stack_id,
+                                  with_outputs=with_outputs)
 
 
 def stack_by_name_or_id(session: DbSession, ctx: RequestContext, name_or_id: str) -> Stack:

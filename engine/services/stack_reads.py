@@ -17,7 +17,7 @@ from engine.errors import OutputNotFound
 from engine.ir.stored import StoredIrs
 from engine.services import listing
 from engine.services.records import StackRecord, stack_record
-from engine.services.stack_lookup import named_stack, stack_by_name_or_id
+from engine.services.stack_lookup import named_stack, shown_stack, stack_by_name_or_id
 from engine.template.environment import Environment
 from engine.template.rendering import RenderedTemplate, Renderings
 from engine.template.stored_parameters import masked_environment, masked_template
@@ -37,12 +37,35 @@ class StackQuery:
     not_tags: tuple[str, ...] = ()  # lacks at least one
     not_tags_any: tuple[str, ...] = ()  # has none
     show_nested: bool = False  # nested stacks too (they are left out, as in Heat)
+    with_count: bool = False  # count every match too
+
+
+@dataclasses.dataclass(frozen=True)
+class StackPaging:
+    """How many stacks one page of the list holds: ``default`` when the request gives no
+    ``limit``, never more than ``maximum`` ([api] default_stacks_per_page and
+    max_stacks_per_page)."""
+
+    default: int = 1000
+    maximum: int = 1000
+
+    def size(self, limit: int | None) -> int:
+        return min(self.maximum, self.default if limit is None else limit)
+
+
+@dataclasses.dataclass(frozen=True)
+class StackPage:
+    stacks: list[StackRecord]
+    count: int | None  # every match, when the query asked (with_count)
+    full: bool  # as many as a page holds: another may follow after the last
 
 
 class StackReads:
-    def __init__(self, db: Database, irs: StoredIrs) -> None:
+    def __init__(self, db: Database, irs: StoredIrs, paging: StackPaging = StackPaging()
+                 ) -> None:
         self._db = db
         self._irs = irs
+        self._paging = paging
         self._renderings = Renderings()
 
     def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
@@ -51,24 +74,36 @@ class StackReads:
             stack = stack_by_name_or_id(session, ctx, name_or_id)
             return stack.name, stack.id
 
-    def get(self, ctx: RequestContext, name: str, stack_id: str) -> StackRecord:
+    def get(self, ctx: RequestContext, name: str, stack_id: str, *,
+            with_outputs: bool = True) -> StackRecord:
+        """The stack, its parameters masked; its outputs unless not ``with_outputs``
+        (the record's are then None). What it reads is what it shows: the columns, and
+        the definition as text, by whose digest the stack's IR (its parameters' schemas)
+        is found without decoding the template once it was built."""
         with self._db.read() as session:
-            stack = named_stack(session, ctx, name, stack_id)
+            shown = shown_stack(session, ctx, name, stack_id, with_outputs=with_outputs)
         # NOTE: built outside the transaction: a large template takes a while.
-        return stack_record(self._irs.if_valid(stack), stack)
+        return stack_record(self._irs.if_valid_stored(shown.definition), shown,
+                            with_outputs=with_outputs)
 
-    def list_stacks(self, ctx: RequestContext, query: StackQuery) -> tuple[list[StackRecord], int]:
-        """One page of the tenant's stacks (every tenant's with ``all_tenants``) and how
-        many match in all. Filters follow Heat's names; unknown ones are ignored."""
+    def list_stacks(self, ctx: RequestContext, query: StackQuery) -> StackPage:
+        """One page of the tenant's stacks (every tenant's with ``all_tenants``): the
+        query's ``limit`` of them, or the default page without one, never more than the
+        most a page holds (Heat's clients ask for the rest after the last, by
+        ``marker``, when they asked for more). Filters follow Heat's names; unknown
+        ones are ignored."""
         tags = stack_list.TagFilter(all=query.tags, any=query.tags_any, not_all=query.not_tags,
                                     not_any=query.not_tags_any)
+        size = self._paging.size(query.limit)
         with self._db.read() as session:
-            rows, total = stack_list.list_stacks(
+            rows, count = stack_list.list_stacks(
                 session, None if query.all_tenants else ctx.tenant_id,
                 filters=listing.stack_filters(query.filters), show_deleted=query.show_deleted,
-                limit=query.limit, marker=query.marker, sort_keys=query.sort_keys,
-                sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested)
-            return [stack_record(None, row) for row in rows], total
+                limit=size, marker=query.marker, sort_keys=query.sort_keys,
+                sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested,
+                count=query.with_count)
+            records = [stack_record(None, row, with_outputs=False) for row in rows]
+        return StackPage(records, count, full=bool(records) and len(records) == size)
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:
         """The stored template, hidden parameters' defaults masked."""

@@ -1,11 +1,13 @@
 """Stack writes: create (and adopt), update and delete.
 
 A write stores the stack, its operation and its first event in one transaction and
-returns; workers do the rest. With a ``door`` (``[lifecycle_plugins] check_at_the_door``)
-a create, adopt or update first asks the lifecycle plugins that support dry runs for
-their verdict, as its preview would, and one that would fail the operation refuses the
-request (``LifecycleDenied``) before anything is stored. The worker's real pre-ops still
-decide: the door only spares the tenant a stack that would fail at once.
+returns; workers do the rest. Each is refused first, before any other work, while too
+many operations wait for a worker (``engine.services.backlog``). With a ``door``
+(``[lifecycle_plugins] check_at_the_door``) a create, adopt or update first asks the
+lifecycle plugins that support dry runs for their verdict, as its preview would, and one
+that would fail the operation refuses the request (``LifecycleDenied``) before anything
+is stored. The worker's real pre-ops still decide: the door only spares the tenant a
+stack that would fail at once.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import extract_bool
 from engine.services import stack_requests, update_preview
 from engine.services.adopt import adopt_request
+from engine.services.backlog import Backlog
 from engine.services.operation_start import request_context, start_operation
 from engine.services.proposals import Proposal, Proposals, StackLimits, stack_name
 from engine.services.records import StackRecord, stack_record
@@ -57,8 +60,10 @@ class StackWrites:
         self._irs = irs
         self._door = door
         self._proposals = Proposals(registry, limits, clock)
+        self._backlog = Backlog(db, clock, limits.max_pending_operations)
 
     def create(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackRecord:
+        self._backlog.check()
         stack_requests.check_body(body)
         stack_requests.refuse_converge(body)
         action = Action.CREATE
@@ -92,6 +97,7 @@ class StackWrites:
         """PUT (``patch=False``) or PATCH: checked as a create is, judged at the door,
         then stored as an UPDATE operation carrying the stored definition and the new
         one."""
+        self._backlog.check()
         judged = self._judge_update(ctx, name, stack_id, body, patch=patch)
         for attempt in self._db.retrying():
             with attempt as session:
@@ -146,6 +152,7 @@ class StackWrites:
     def delete(self, ctx: RequestContext, name: str, stack_id: str) -> None:
         """Delete; a stack busy with another operation has it cancelled first (without
         rollback), as Heat's delete does, and the delete follows it."""
+        self._backlog.check()
         for attempt in self._db.retrying():
             with attempt as session:
                 stack, running = stack_rows.lock_stack(session, ctx.tenant_id, name, stack_id)

@@ -23,16 +23,16 @@ class WorkerRecord:
     heartbeat_at: datetime.datetime
     stopped_at: datetime.datetime | None
     steps_held: int
-    # Heartbeating within a lease and not stopped: its leases are being kept. A dead
-    # worker's leases lapse, and other workers resume its work.
+    # Its liveness renewed within a lease, not stopped, not fenced: what it claimed is
+    # its own. A dead worker is fenced by another once its liveness lapses, and the
+    # other workers resume its work.
     alive: bool
 
 
 class WorkerService:
-    def __init__(self, db: Database, clock: Clock, lease_seconds: float) -> None:
+    def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock
-        self._lease = datetime.timedelta(seconds=lease_seconds)
 
     def list_workers(self, ctx: RequestContext | None = None) -> list[WorkerRecord]:
         """Every worker that registered; ``ctx`` (a tenant's request) must be an admin's.
@@ -45,9 +45,10 @@ class WorkerService:
         return [self._record(worker, held, now) for worker, held in rows]
 
     def forget(self, id_or_prefix: str) -> WorkerRecord:
-        """Remove a dead worker's row (``kiln-manage worker forget``). Its leases have
-        lapsed already, so nothing of its work depends on the row; a live worker is
-        refused, since it would only register again."""
+        """Remove a dead worker's row (``kiln-manage worker forget``). Its liveness has
+        lapsed already, so nothing of its work depends on the row (what a worker with no
+        row held may be claimed); a live worker is refused, since it would only register
+        again."""
         now = self._clock()
         with self._db.transaction() as session:
             found = admin.find_workers(session, id_or_prefix)
@@ -67,4 +68,4 @@ class WorkerService:
         return WorkerRecord(
             id=worker.id, host=worker.host, pid=worker.pid, started_at=worker.started_at,
             heartbeat_at=worker.heartbeat_at, stopped_at=worker.stopped_at, steps_held=held,
-            alive=worker.stopped_at is None and now - worker.heartbeat_at < self._lease)
+            alive=leases.is_alive(worker, now))

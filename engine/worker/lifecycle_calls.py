@@ -2,10 +2,14 @@
 
 Calls happen outside any database transaction (a plugin may take seconds, and on SQLite
 an open write transaction would stop every other writer), and each returned call is
-recorded at once, in its own short transaction guarded by the operation lease: in
+recorded at once, in its own short transaction guarded by the operation's claim: in
 ``operations.lifecycle`` (so a worker that takes over neither repeats nor skips a call)
 and as a stack event (so tenants and operators see it). A call whose worker died before
 recording it is made again by the next worker; the plugin contract asks for idempotence.
+No call starts once the worker may not act on its claims, and no wait on one goes on
+once it was fenced (``engine/worker/liveness.py``): ``NotLive`` is raised and the
+operation given back. A call under way when the worker merely pauses is waited for, and
+recorded if the operation is still the worker's: calling it again would be worse.
 
 A plugin that wants the root stack only (``tree_scope = "root"``) is not called for a
 nested stack's operation: its pre-op is recorded as skipped, as below.
@@ -24,20 +28,20 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from engine import reasons
 from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import event_rows, resource_rows, stack_rows, stack_trees, transitions
-from engine.db.leases import LeaseLost, renew_operation
+from engine.db.leases import LeaseLost
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
 from engine.db.session import Database, DbSession
 from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.planned import outcomes, plan_record, recalled, with_changes
-from engine.lifecycle.registry import LifecycleRegistry
+from engine.lifecycle.registry import LifecycleRegistry, LoadedPlugin
 from engine.lifecycle.runner import (
     ALLOW,
     APPROVED,
@@ -67,15 +71,21 @@ class LifecycleCalls:
     """An operation's lifecycle plugin calls: its pre-ops, then its post-ops."""
 
     def __init__(self, db: Database, types: ResourceTypeRegistry, plugins: LifecycleRegistry,
-                 owner: str, clock: Clock, lease_seconds: float,
-                 heartbeat_seconds: float, *, irs: StoredIrs) -> None:
+                 owner: str, clock: Clock, *, irs: StoredIrs,
+                 live: Callable[[], None] | None = None,
+                 not_fenced: Callable[[], None] | None = None,
+                 heartbeat_seconds: float = 0.5) -> None:
+        """``live`` raises ``NotLive`` when the worker may not act on its claims, asked
+        before each call; ``not_fenced`` when it was fenced, asked every
+        ``heartbeat_seconds`` while one runs (by default it always may)."""
         self._db = db
         # The driver's: the plan then uses the IR the pre-ops' views were built from.
         self._irs = irs
         self._plugins = plugins
         self._owner = owner
         self._clock = clock
-        self._lease_seconds = lease_seconds
+        self._live = live or _always
+        self._not_fenced = not_fenced or _always
         self._heartbeat_seconds = heartbeat_seconds
         self._planned = PlannedChanges(db, types, clock, irs)
 
@@ -104,8 +114,7 @@ class LifecycleCalls:
             if loaded.name in called:
                 continue
             # A root-only plugin, on a nested stack: recorded as skipped, owed no post-op.
-            record = out_of_scope(loaded, call) or invoke(
-                loaded, PRE, call, lambda: self._renew(operation_id), self._heartbeat_seconds)
+            record = out_of_scope(loaded, call) or self._invoke(loaded, PRE, call)
             self._record(operation_id, record, loaded.approval_window_seconds)
             if record.blocking or record.verdict == PENDING:
                 return  # denied, or parked until a person decides
@@ -129,8 +138,7 @@ class LifecycleCalls:
                                     message="plugin is no longer enabled on this worker",
                                     is_stack_failure=is_stack_failure)
             else:
-                record = invoke(loaded, POST, call, lambda: self._renew(operation_id),
-                                self._heartbeat_seconds)
+                record = self._invoke(loaded, POST, call)
             self._record(operation_id, record)
 
     # --- pieces -------------------------------------------------------------------------
@@ -233,7 +241,6 @@ class LifecycleCalls:
             key: Literal["pre", "post"] = "pre" if record.phase == PRE else "post"
             progress[key] = [*progress.get(key, []), record.as_dict()]
             operation.lifecycle = progress  # a new object, so the JSON column is written
-            operation.lease_expires_at = now + datetime.timedelta(seconds=self._lease_seconds)
             stack = stack_rows.load_stack(session, operation.stack_id)
             event_rows.add_lifecycle_event(
                 session, stack, operation.id, record.as_dict(),
@@ -257,11 +264,16 @@ class LifecycleCalls:
             operation.lifecycle = {**(operation.lifecycle or {}),
                                    "planned": plan_record(changes)}
 
-    def _renew(self, operation_id: str) -> None:
-        with self._db.transaction() as session:
-            if not renew_operation(session, operation_id, self._owner, self._clock(),
-                                   self._lease_seconds):
-                raise LeaseLost(operation_id)
+    def _invoke(self, loaded: LoadedPlugin, phase: str, call: Call) -> CallRecord:
+        """One plugin call, started only while we may act on our claims, and abandoned
+        (``NotLive``) should we be fenced while it runs: the operation is ours while our
+        liveness holds, so nothing is written per call to keep it."""
+        self._live()
+        return invoke(loaded, phase, call, self._not_fenced, self._heartbeat_seconds)
+
+
+def _always() -> None:
+    """A worker with no liveness to check (tests that drive the calls directly)."""
 
 
 def _awaits_decision(progress: LifecycleProgress | dict[str, Any]) -> bool:

@@ -1,9 +1,16 @@
-"""The worker loop: claim operations and steps, heartbeat, poll, stop gracefully.
+"""The worker loop: claim operations and steps, poll, stop gracefully; and the heartbeat
+that keeps its claims its own.
 
 One thread drives many steps. A waiting step is an entry in ``self._held`` with the time of
 its next poll, not a thread, so ``max_parallel_steps`` bounds memory and backend load,
 and ``type_concurrency`` the load on a backend that rate-limits. An operation or step
 that keeps failing on a bug is ended by the poison rule (``poison``), not by the loop.
+
+The heartbeat renews the worker's liveness from a thread of its own
+(``engine/worker/liveness.py``). A worker that may not act (its liveness not renewed in
+time) pauses; one that finds it was fenced drops all it held and rejoins under a new id,
+with components of its own, so nothing still running under the old id (an operation's
+thread) writes as the new one.
 """
 
 from __future__ import annotations
@@ -17,14 +24,13 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from engine import metrics
+from engine import config, metrics
 from engine.clock import Clock, utcnow
 from engine.db import leases
-from engine.db.models import Worker
 from engine.db.session import Database
 from engine.db.wakeup import WorkListener
 from engine.errors import DatabaseUnavailable
@@ -33,6 +39,7 @@ from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.held_step import HeldStep
 from engine.worker.lifecycle_calls import LifecycleCalls
+from engine.worker.liveness import Heartbeat, Liveness, Monotonic, NotLive
 from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
 from engine.worker.step import StepRunner
@@ -46,8 +53,13 @@ class WorkerSettings:
     max_parallel_steps: int = 1024
     # Most steps of each named resource type held at once ([engine] type_concurrency).
     type_concurrency: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    lease_seconds: float = 30.0
-    heartbeat_interval_seconds: float = 5.0
+    # How long a worker's liveness lasts after a renewal, and how often it is renewed
+    # ([engine] lease_seconds, heartbeat_interval_seconds); a loop stuck this long stops
+    # renewing it ([engine] stall_seconds, 0: never).
+    lease_seconds: float = config.declared_default("engine", "lease_seconds")
+    heartbeat_interval_seconds: float = config.declared_default(
+        "engine", "heartbeat_interval_seconds")
+    stall_seconds: float = config.declared_default("engine", "stall_seconds")
     idle_poll_seconds: float = 1.0
     max_step_poll_seconds: float = 1.0
     operations_per_tick: int = 4
@@ -62,47 +74,81 @@ class WorkerSettings:
     poison: PoisonRule = PoisonRule()
 
 
+@dataclasses.dataclass(frozen=True)
+class _Identity:
+    """The worker under one id: its liveness, and the components that write as it."""
+
+    id: str
+    liveness: Liveness
+    operations: OperationDriver
+    steps: StepRunner
+
+
 class WorkerLoop:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, settings: WorkerSettings,
                  *, host: str, lifecycle: LifecycleRegistry | None = None,
                  clock: Clock = utcnow, sleep: Callable[[float], object] = time.sleep,
-                 irs: StoredIrs) -> None:
-        self.id = str(uuid.uuid4())
+                 irs: StoredIrs, monotonic: Monotonic = time.monotonic) -> None:
         self._db = db
+        self._registry = registry
+        self._lifecycle = lifecycle
         self._settings = settings
         self._host = host
         self._clock = clock
         self._sleep = sleep
-        self._held: dict[int, HeldStep] = {}
-        # Claimed, counted, and cut short by a database outage: given back uncounted at
-        # the next tick the database answers (``_give_back_unfinished``).
-        self._unfinished_operations: set[str] = set()
-        self._unfinished_steps: set[int] = set()
-        self._last_heartbeat = 0.0
+        # Self-fencing reads it (tests hand one that follows their clock).
+        self._monotonic = monotonic
         # ``irs``: one IR per stored definition for the pre-ops' views, the plan, the steps
         # and the outputs (and, in kiln-all, the API's reads: bootstrap hands the same one).
-        lifecycle_calls = LifecycleCalls(
-            db, registry, lifecycle or LifecycleRegistry(()), self.id, clock,
-            settings.lease_seconds, settings.heartbeat_interval_seconds, irs=irs)
-        rule = self._rule = settings.poison
-        self._operations = OperationDriver(db, registry, self.id, clock, lifecycle_calls,
-                                           api_url=settings.api_url, irs=irs, rule=rule)
+        self._irs = irs
+        self._rule = settings.poison
+        self._held: dict[int, HeldStep] = {}
+        # Claimed, counted, and cut short by a database outage (or a pause): given back
+        # uncounted at the next tick the worker may act (``_give_back_unfinished``).
+        self._unfinished_operations: set[str] = set()
+        self._unfinished_steps: set[int] = set()
+        self._last_heartbeat = float("-inf")
+        self._last_held_check = monotonic()
+        self._heartbeat: Heartbeat | None = None
+        self._stall_logged = False
+        self._paused_since: float | None = None
+        # Dropped on a bug (``_guarded``, and the step runner's own): given back for a
+        # lease at the next tick. Operations' threads add to them too.
+        self._lock = threading.Lock()
+        self._abandoned_operations: set[str] = set()
+        self._abandoned_steps: set[int] = set()
         self._pool = (ThreadPoolExecutor(settings.operation_threads, "kiln-operation")
                       if settings.operation_threads else None)
         self._in_flight: dict[str, Future[Any]] = {}
-        self._steps = StepRunner(db, registry, self.id, clock, settings.max_step_poll_seconds,
-                                 api_url=settings.api_url, irs=irs,
-                                 placements=lifecycle.placement_of if lifecycle else None,
-                                 rule=rule)
+        self._identity = self._bind(str(uuid.uuid4()))
+
+    def _bind(self, worker_id: str) -> _Identity:
+        settings = self._settings
+        liveness = Liveness(settings.lease_seconds, settings.heartbeat_interval_seconds,
+                            self._monotonic)
+        lifecycle_calls = LifecycleCalls(
+            self._db, self._registry, self._lifecycle or LifecycleRegistry(()), worker_id,
+            self._clock, irs=self._irs, live=liveness.check,
+            not_fenced=liveness.check_not_fenced,
+            heartbeat_seconds=settings.heartbeat_interval_seconds)
+        operations = OperationDriver(self._db, self._registry, worker_id, self._clock,
+                                     lifecycle_calls, api_url=settings.api_url, irs=self._irs,
+                                     rule=self._rule)
+        steps = StepRunner(self._db, self._registry, worker_id, self._clock,
+                           settings.max_step_poll_seconds, api_url=settings.api_url,
+                           irs=self._irs,
+                           placements=self._lifecycle.placement_of if self._lifecycle else None,
+                           rule=self._rule, live=liveness.next_action)
+        return _Identity(worker_id, liveness, operations, steps)
+
+    @property
+    def id(self) -> str:
+        return self._identity.id
 
     # --- lifecycle --------------------------------------------------------------------------
 
     def register(self) -> None:
-        now = self._clock()
-        with self._db.transaction() as session:
-            leases.register_worker(session, Worker(id=self.id, host=self._host, pid=os.getpid(),
-                                                   started_at=now, heartbeat_at=now))
-        self._last_heartbeat = now.timestamp()
+        self._register(self._identity)
 
     def run(self, stop: threading.Event) -> None:
         """Work until ``stop`` is set, then hand back what is held and return."""
@@ -110,24 +156,50 @@ class WorkerLoop:
         LOG.info("worker %s started on %s", self.id, self._host)
         if self._db.engine.dialect.name == "postgresql":
             WorkListener(self._db.url, self._db.work, stop).start()
-        while not stop.is_set():
-            try:
-                busy = self.run_once()
-            except DatabaseUnavailable as exc:
-                LOG.warning("database unavailable, retrying: %s", exc.message)
-                busy = False
-            except Exception:  # noqa: BLE001 -- the loop outlives every bug it meets
-                LOG.exception("worker %s: tick failed; continuing", self.id)
-                busy = False
-            if not busy and not stop.is_set():
-                self._db.work.wait(self._idle_wait())
-        self.hand_back()
+        # Beats on until the work is handed back, so the hand-back is done while live.
+        beating = threading.Event()
+        self._heartbeat = Heartbeat(self._beat, self._settings.heartbeat_interval_seconds,
+                                    beating)
+        self._heartbeat.start()
+        try:
+            while not stop.is_set():
+                try:
+                    busy = self.run_once()
+                except DatabaseUnavailable as exc:
+                    LOG.warning("database unavailable, retrying: %s", exc.message)
+                    busy = False
+                except Exception:  # noqa: BLE001 -- the loop outlives every bug it meets
+                    LOG.exception("worker %s: tick failed; continuing", self.id)
+                    busy = False
+                if not busy and not stop.is_set():
+                    self._db.work.wait(self._idle_wait())
+            self.hand_back()
+        finally:
+            beating.set()
         LOG.info("worker %s stopped", self.id)
 
     def run_once(self) -> bool:
-        """One tick: heartbeat, operations, new steps, due polls. True if it did work."""
+        """One tick: operations, new steps, due polls. True if it did work. Nothing while
+        the worker may not act on its claims; a fenced worker rejoins first."""
+        identity = self._identity
+        identity.liveness.moved()
+        if self._heartbeat is None:
+            # No heartbeat thread (tests drive the loop tick by tick): the tick beats.
+            self._heartbeat_if_due()
+        if identity.liveness.fenced:
+            self._rejoin(identity)
+        if not self._identity.liveness.may_act():
+            if self._paused_since is None:
+                self._paused_since = self._monotonic()
+                LOG.warning("worker %s pauses: its liveness was not renewed in time, so it "
+                            "acts on nothing it holds until it is", self.id)
+            return False
+        if self._paused_since is not None:
+            LOG.info("worker %s goes on after a pause of %.1f s", self.id,
+                     self._monotonic() - self._paused_since)
+            self._paused_since = None
         now = self._clock()
-        self._heartbeat_if_due(now)
+        self._check_held_if_due()
         self._give_back_unfinished(now)
         busy = self._advance_operations(now)
         busy |= self._claim_steps(now)
@@ -139,11 +211,12 @@ class WorkerLoop:
         self._db.work.set()
 
     def hand_back(self) -> None:
-        """Graceful stop: expire our leases now so another worker resumes the work,
-        the tries cut short not counted.
+        """Graceful stop: give back what we hold so another worker resumes the work at
+        once, the tries cut short not counted, and record the stop.
 
-        Operations in flight get a moment to finish their current call; one still
-        waiting on a plugin is handed over (its later writes fail the lease check)."""
+        Operations in flight get up to a heartbeat interval to finish their current
+        call; one still waiting on a plugin is handed over (its later writes fail the
+        claim check, and it starts no further call)."""
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             deadline = time.monotonic() + self._settings.heartbeat_interval_seconds
@@ -160,7 +233,9 @@ class WorkerLoop:
             leases.give_back_operations(session, self.id, operations, expired)
             leases.give_back_steps(session, self.id,
                                    set(self._held) | self._unfinished_steps, expired)
-            leases.heartbeat_worker(session, self.id, now, stopped=True)
+            leases.stop_worker(session, self.id, now)
+        # What still runs under this id starts nothing more.
+        self._identity.liveness.fence()
         self._held.clear()
         self._unfinished_operations.clear()
         self._unfinished_steps.clear()
@@ -169,35 +244,125 @@ class WorkerLoop:
     def held_count(self) -> int:
         return len(self._held)
 
-    # --- pieces ------------------------------------------------------------------------------
+    # --- liveness ----------------------------------------------------------------------------
 
-    def _heartbeat_if_due(self, now: datetime.datetime) -> None:
-        if now.timestamp() - self._last_heartbeat < self._settings.heartbeat_interval_seconds:
-            return
+    def _register(self, identity: _Identity) -> None:
+        started = self._monotonic()
         with self._db.transaction() as session:
-            kept = leases.renew_steps(session, self.id, list(self._held), now,
-                                      self._settings.lease_seconds)
-            leases.heartbeat_worker(session, self.id, now)
-            lost = set(self._held) - kept
-            ended = leases.cancelled_steps(session, lost)
-        for step_id in lost:
+            renewal = leases.register_worker(session, identity.id, self._host, os.getpid(),
+                                             self._clock(), self._settings.lease_seconds)
+        self._renewed(identity, renewal, started)
+
+    def _beat(self) -> None:
+        """Renew our liveness (and fence the workers whose liveness lapsed), unless the
+        loop is stuck: then the others take our work over, and we find ourselves fenced
+        once the loop moves again."""
+        identity = self._identity
+        if identity.liveness.stalled(self._settings.stall_seconds):
+            if not self._stall_logged:
+                LOG.error("worker %s: its loop has not moved on for over %s s; it stops "
+                          "renewing its liveness, so other workers take its work over",
+                          identity.id, self._settings.stall_seconds)
+                self._stall_logged = True
+            return
+        self._stall_logged = False
+        liveness = identity.liveness
+        paused = not liveness.may_act()
+        if paused:
+            liveness.troubled()
+        started = self._monotonic()
+        try:
+            with self._db.transaction() as session:
+                renewal = leases.renew_liveness(session, identity.id, self._clock(),
+                                                self._settings.lease_seconds,
+                                                fence=liveness.may_fence())
+        except Exception:
+            liveness.troubled()
+            raise
+        self._renewed(identity, renewal, started)
+        if paused or not renewal.alive:
+            self.wake()  # the loop waits for this answer
+
+    def _renewed(self, identity: _Identity, renewal: leases.Renewal, started: float) -> None:
+        self._last_heartbeat = started
+        if renewal.alive:
+            identity.liveness.renewed(started)
+        else:
+            identity.liveness.fence()
+        for worker in renewal.fenced:
+            LOG.warning("worker %s fenced worker %s (%s, pid %s; last heartbeat %s): its "
+                        "liveness lapsed, and what it held is free for any worker",
+                        identity.id, worker.id, worker.host, worker.pid,
+                        worker.heartbeat_at.isoformat(timespec="milliseconds"))
+
+    def _heartbeat_if_due(self) -> None:
+        due = (self._monotonic() - self._last_heartbeat
+               >= self._settings.heartbeat_interval_seconds)
+        if due or not self._identity.liveness.may_act():
+            self._beat()
+
+    def _rejoin(self, fenced: _Identity) -> None:
+        """We were fenced: what we held may be another worker's already. Drop it all and
+        go on as a new worker (the rows we held are claimed like any dead worker's)."""
+        identity = self._bind(str(uuid.uuid4()))
+        self._register(identity)  # raises while the database is away: tried next tick
+        LOG.warning("worker %s was fenced (its liveness lapsed: cut off from the database, "
+                    "paused or stuck for over %s s): it drops the %d steps it held and "
+                    "goes on as worker %s", fenced.id, self._settings.lease_seconds,
+                    len(self._held), identity.id)
+        self._held.clear()
+        self._unfinished_operations.clear()
+        self._unfinished_steps.clear()
+        self._identity = identity
+
+    def _check_held_if_due(self) -> None:
+        """Drop the held steps that are not ours any more: closed by their operation's
+        end (a time-out, a cancel), or, should anything else have moved them, lost. A
+        read by primary key, once a heartbeat interval, only while holding steps: a live
+        worker's claims are not taken from it, so this stops looks at steps whose
+        operation ended (a look that finds a step still waiting writes nothing, so
+        nothing else would tell)."""
+        if not self._held or (self._monotonic() - self._last_held_check
+                              < self._settings.heartbeat_interval_seconds):
+            return
+        with self._db.read() as session:
+            held = leases.still_held(session, self.id, list(self._held))
+        for step_id in set(self._held) - held.kept:
             with self._held[step_id].bound_logs():
-                if step_id in ended:  # a timeout or a cancel: nothing went wrong here
+                if step_id in held.ended:  # a timeout or a cancel: nothing went wrong here
                     LOG.info("worker %s stops step %s: its operation ended", self.id,
                              step_id)
                 else:
                     LOG.warning("worker %s lost the lease of step %s", self.id, step_id)
             del self._held[step_id]
-        self._last_heartbeat = now.timestamp()
+        self._last_held_check = self._monotonic()
+
+    # --- pieces ------------------------------------------------------------------------------
 
     def _give_back_unfinished(self, now: datetime.datetime) -> None:
-        """Give back, uncounted, what an outage cut short: a claim the database could
-        not finish is not a failed try (three outages would otherwise fail it)."""
-        if not (self._unfinished_operations or self._unfinished_steps):
+        """Give back, uncounted, what an outage (or a pause) cut short: a claim the
+        database could not finish is not a failed try (three outages would otherwise fail
+        it). And give back, counted, what a bug made us drop: nobody claims it for a
+        lease, as when it was left for its lease to lapse."""
+        with self._lock:
+            abandoned_operations, self._abandoned_operations = self._abandoned_operations, set()
+            abandoned_steps, self._abandoned_steps = self._abandoned_steps, set()
+        if not (self._unfinished_operations or self._unfinished_steps
+                or abandoned_operations or abandoned_steps):
             return
-        with self._db.transaction() as session:
-            leases.give_back_operations(session, self.id, self._unfinished_operations, now)
-            leases.give_back_steps(session, self.id, self._unfinished_steps, now)
+        later = now + datetime.timedelta(seconds=self._settings.lease_seconds)
+        try:
+            with self._db.transaction() as session:
+                leases.give_back_operations(session, self.id, self._unfinished_operations,
+                                            now)
+                leases.give_back_steps(session, self.id, self._unfinished_steps, now)
+                leases.abandon_operations(session, self.id, abandoned_operations, later)
+                leases.abandon_steps(session, self.id, abandoned_steps, later)
+        except BaseException:
+            with self._lock:
+                self._abandoned_operations |= abandoned_operations
+                self._abandoned_steps |= abandoned_steps
+            raise
         self._unfinished_operations.clear()
         self._unfinished_steps.clear()
 
@@ -212,9 +377,9 @@ class WorkerLoop:
             limit = min(limit, self._settings.operation_threads - len(self._in_flight))
         if limit <= 0:
             return False
+        identity = self._identity
         with self._db.transaction() as session:
-            operations = leases.claim_operations(
-                session, self.id, now, self._settings.lease_seconds, limit)
+            operations = leases.claim_operations(session, identity.id, now, limit)
             claimed = [op.id for op in operations]
             # Its first claim: no worker had it before (a takeover's is a later one).
             started = [op.action for op in operations if op.attempt == 1]
@@ -223,23 +388,26 @@ class WorkerLoop:
         for index, operation_id in enumerate(claimed):
             if self._pool is None:
                 try:
-                    self._guarded(self._operations.advance, operation_id)
+                    self._guarded(identity.operations.advance, operation_id)
+                except NotLive:
+                    self._unfinished_operations.update(claimed[index:])
+                    break
                 except DatabaseUnavailable:
                     self._unfinished_operations.update(claimed[index:])
                     raise
             else:
                 self._in_flight[operation_id] = self._pool.submit(
-                    self._guarded, self._operations.advance, operation_id)
+                    self._guarded, identity.operations.advance, operation_id)
         return bool(claimed)
 
     def _claim_steps(self, now: datetime.datetime) -> bool:
         free = self._settings.max_parallel_steps - len(self._held)
         if free <= 0:
             return False
+        identity = self._identity
         with self._db.transaction() as session:
             claimed = [(step.id, suspect) for step, suspect in leases.claim_steps(
-                session, self.id, now, self._settings.lease_seconds, free, self._room(),
-                self._rule.alone_from)]
+                session, identity.id, now, free, self._room(), self._rule.alone_from)]
         # Suspects (their last try failed or died) go last, in a round of their own:
         # should they kill this worker too, the others' progress is saved and only they
         # count.
@@ -249,10 +417,12 @@ class WorkerLoop:
             if not batch:
                 continue
             try:
-                started = self._guarded(self._steps.start_many, batch)
-            except DatabaseUnavailable:
+                started = self._guarded(identity.steps.start_many, batch)
+            except (DatabaseUnavailable, NotLive):
                 self._unfinished_steps.update(batch if index else fresh + suspects)
                 raise
+            finally:
+                self._abandon_steps(identity.steps.take_abandoned())
             for held in started or ():
                 self._held[held.step_id] = held
         return bool(claimed)
@@ -270,8 +440,12 @@ class WorkerLoop:
         due = [held for held in self._held.values() if held.next_poll_at <= now]
         if not due:
             return False
-        # None: a bug, logged; the steps are dropped and left to their leases.
-        waiting = self._guarded(self._steps.poll_many, due) or []
+        steps = self._identity.steps
+        try:
+            # None: a bug, logged; the steps are dropped and given back for a lease.
+            waiting = self._guarded(steps.poll_many, due) or []
+        finally:
+            self._abandon_steps(steps.take_abandoned())
         still = {held.step_id for held in waiting}
         for held in due:
             if held.step_id not in still:
@@ -279,23 +453,38 @@ class WorkerLoop:
         return True
 
     def _guarded(self, call: Callable[[Any], T], item: Any) -> T | None:
-        """Run one item's work; a bug there is logged and the item left to its lease.
+        """Run one item's work; a bug there is logged and the item given back for a
+        lease (``_give_back_unfinished``).
 
         Plugin failures are already state, and a Kiln bug in an operation's phase or a
         step is counted against it where it happens (``poison``); what reaches here is
         a bug in that counting, and one bad item must not stop the worker for every other.
+        ``item``: an operation's id, or a batch of step ids.
         """
         try:
             return call(item)
-        except DatabaseUnavailable:
+        except (DatabaseUnavailable, NotLive):
             raise
         except Exception:  # noqa: BLE001
-            LOG.exception("worker %s: %s failed for %s; left for its lease to expire",
+            LOG.exception("worker %s: %s failed for %s; given back for a lease",
                           self.id, getattr(call, "__name__", call), item)
+            if isinstance(item, str):
+                with self._lock:
+                    self._abandoned_operations.add(item)
+            else:
+                self._abandon_steps(held.step_id if isinstance(held, HeldStep) else held
+                                    for held in item)
             return None
+
+    def _abandon_steps(self, step_ids: Iterable[int]) -> None:
+        with self._lock:
+            self._abandoned_steps.update(step_ids)
 
     def _idle_wait(self) -> float:
         wait = self._settings.idle_poll_seconds
+        if not self._identity.liveness.may_act():
+            # Paused: the heartbeat's answer wakes the loop; this bounds the wait.
+            return min(wait, self._settings.heartbeat_interval_seconds)
         if self._held:
             soonest = min(held.next_poll_at for held in self._held.values())
             wait = min(wait, max(0.0, soonest - self._clock().timestamp()))
@@ -303,5 +492,7 @@ class WorkerLoop:
 
 
 def _outage(future: Future[Any]) -> bool:
-    """Whether the finished ``future`` was cut short by the database going away."""
-    return not future.cancelled() and isinstance(future.exception(), DatabaseUnavailable)
+    """Whether the finished ``future`` was cut short by the database going away, or by
+    the worker's pause: either way not the operation's fault."""
+    return not future.cancelled() and isinstance(future.exception(),
+                                                 (DatabaseUnavailable, NotLive))

@@ -1,11 +1,12 @@
 """Drives one operation through its phases: pre-ops, plan (write steps), time out,
 finish (store the final stack state), post-ops.
 
-Each database phase runs in one transaction under the operation lease, so a worker that
-dies mid-phase leaves nothing half-written: the lease expires and another worker redoes
-it. Lifecycle plugin calls run between those transactions (see ``lifecycle_calls``). A
-phase that fails on an unexpected error is tried again a moment later, and after a few
-tries the operation is ended as FAILED (``poison``).
+Each database phase runs in one transaction under the operation's claim, so a worker
+that dies mid-phase leaves nothing half-written: it is fenced once its liveness lapses
+and another worker redoes the phase. Lifecycle plugin calls run between those
+transactions (see ``lifecycle_calls``). A phase that fails on an unexpected error is
+tried again a moment later, and after a few tries the operation is ended as FAILED
+(``poison``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from engine.template.functions import resolve
 from engine.template.parameters import hidden_values, redact
 from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
 from engine.worker.lifecycle_calls import LifecycleCalls
+from engine.worker.liveness import NotLive
 from engine.worker.poison import PoisonRule
 from engine.worker.step_runtime import StepRuntime
 from engine.worker.stored_scope import (
@@ -90,8 +92,8 @@ class OperationDriver:
         back to be tried again after a wait (or ended, when giving up failed)."""
         try:
             return run(operation_id)
-        except (LeaseLost, DatabaseUnavailable):
-            raise  # not the operation's fault: its lease (or the database) decides
+        except (LeaseLost, DatabaseUnavailable, NotLive):
+            raise  # not the operation's fault: its claim (or the database) decides
         except Exception as exc:  # noqa: BLE001 -- a Kiln bug; plugins' errors are state
             self._failed(operation_id, exc)
             return None

@@ -3,10 +3,13 @@
 failure (``step_writes``) for many steps at a time.
 
 Handlers run outside any transaction (a slow backend call must not hold SQLite's single
-write lock), and every write after them is guarded by the step lease: a worker that lost
-its lease discards its result instead of overwriting another worker's. A step that fails
-on an unexpected error (a Kiln bug, not the plugin's failure) is given back to be tried
-again a moment later, alone, and after a few tries it fails (``poison``).
+write lock), and every write after them is guarded by the step's claim: a worker whose
+step was taken discards its result instead of overwriting another worker's. No handler
+is started or looked at once the worker may not act on its claims (``live``,
+``engine/worker/liveness.py``): the steps left wait, as they are, for the next look. A
+step that fails on an unexpected error (a Kiln bug, not the plugin's failure) is given
+back to be tried again a moment later, alone, and after a few tries it fails
+(``poison``).
 """
 
 from __future__ import annotations
@@ -60,8 +63,11 @@ class StepRunner:
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
                  irs: StoredIrs,
                  placements: Placements | None = None,
-                 rule: PoisonRule | None = None) -> None:
+                 rule: PoisonRule | None = None,
+                 live: Callable[[], bool] | None = None) -> None:
         self._db = db
+        # Whether the worker may act on its claims now (by default it always may).
+        self._live = live or _always
         self._rule = rule or PoisonRule()
         self._owner = owner
         self._writes = StepWrites(owner, registry)
@@ -72,6 +78,8 @@ class StepRunner:
                                     placements=placements)
         # The steps of the round being prepared that had nothing to do.
         self._quiet: list[Step] = []
+        # Steps whose failure could not even be counted: the loop gives them back.
+        self._abandoned: set[int] = set()
 
     # --- entry points used by the loop ---------------------------------------------------
     #
@@ -82,19 +90,10 @@ class StepRunner:
     # step by step, so the bug counts against the step it is in only (``_unexpected``).
 
     def start_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
-        """Prepare claimed steps, start their actions and look once at each; the steps
-        still waiting (the others are closed, failed or lost)."""
-        started: list[HeldStep] = []
-        for held in self._prepare_many(step_ids):
-            with held.bound_logs():
-                try:
-                    if self._start(held):
-                        started.append(held)
-                except DatabaseUnavailable:
-                    raise
-                except Exception as exc:  # noqa: BLE001 -- a bug in this step's start
-                    self._unexpected(held.step_id, exc, held)
-        return self.poll_many(started)
+        """Prepare claimed steps, then start their actions and look once at each
+        (``poll_many``); the steps still waiting (the others are closed, failed or lost),
+        those not started yet among them if the worker stopped acting meanwhile."""
+        return self.poll_many(self._prepare_many(step_ids))
 
     def _start(self, held: HeldStep) -> bool:
         """Observe and start one prepared step; False if it failed (recorded)."""
@@ -117,14 +116,33 @@ class StepRunner:
         return True
 
     def poll_many(self, helds: Sequence[HeldStep]) -> list[HeldStep]:
-        """Ask each step whether its action finished; close those that did and save the
-        progress of the others. The steps still waiting."""
+        """Start each prepared step, and ask each whether its action finished; close
+        those that did and save the progress of the others. The steps still waiting.
+
+        Should the worker stop being allowed to act midway (its liveness not renewed in
+        time), the steps not reached yet are neither started nor looked at: they are
+        returned as they are, and what was done to the others is written as usual."""
         done: list[HeldStep] = []
         waiting: list[HeldStep] = []
         failed: list[tuple[HeldStep, Exception]] = []
         bugs: list[tuple[HeldStep, Exception]] = []
-        for held in helds:
+        deferred: list[HeldStep] = []
+        for index, held in enumerate(helds):
+            if not self._live():
+                deferred = list(helds[index:])
+                LOG.info("%d steps wait: this worker may not act on its claims until its "
+                         "liveness is renewed", len(deferred))
+                break
             with held.bound_logs():
+                if held.phase == StepPhase.PREPARED:
+                    try:
+                        if not self._start(held):
+                            continue  # failed, and recorded so
+                    except DatabaseUnavailable:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 -- a bug in this step's start
+                        bugs.append((held, exc))
+                        continue
                 try:
                     _, check = action_methods(held.instance, held.action, held.adopt)
                 except Exception as exc:  # noqa: BLE001 -- a bug in this step only
@@ -158,7 +176,13 @@ class StepRunner:
                 self._fail_quietly(held, error)
         for held, error in bugs:
             self._unexpected(held.step_id, error, held)
-        return [h for h in waiting if h.step_id not in lost]
+        return [h for h in waiting if h.step_id not in lost] + deferred
+
+    def take_abandoned(self) -> set[int]:
+        """The steps dropped since the last call because counting their failure failed:
+        still claimed by this worker, held by nobody, for the loop to give back."""
+        abandoned, self._abandoned = self._abandoned, set()
+        return abandoned
 
     def _observe(self, held: HeldStep) -> None:
         """Read the backend before a check or a converging update (outside any
@@ -277,9 +301,10 @@ class StepRunner:
                                          now + self._rule.backoff(step.failures))
         except DatabaseUnavailable:
             raise
-        except Exception:  # noqa: BLE001 -- the loop must go on; the lease decides
-            LOG.exception("step %s: counting its failure failed too; left to its lease",
-                          step_id)
+        except Exception:  # noqa: BLE001 -- the loop must go on
+            LOG.exception("step %s: counting its failure failed too; given back for a "
+                          "lease", step_id)
+            self._abandoned.add(step_id)
 
     def _keep_physical_id(self, session: DbSession, held: HeldStep) -> None:
         """Store the physical id the handler recorded, whose write (with the step's token
@@ -468,6 +493,11 @@ class StepRunner:
         now = self._clock()
         with self._db.transaction() as session:
             self._writes.fail(session, held, exc, now)
+
+
+def _always() -> bool:
+    """A runner with no liveness to check (tests that drive it directly)."""
+    return True
 
 
 def _next_check_in(held: HeldStep) -> float | None:

@@ -1,6 +1,7 @@
 """A Kiln cluster for the crash and database-fault tests: kiln-api and several kiln-engine
 processes on a database of their own, with the test resource types installed
-(``tests/dists/kiln-test-resources``) and short leases."""
+(``tests/dists/kiln-test-resources``) and Kiln's default lease and heartbeat (what the
+tests promise is what an operator gets)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import time
 from collections import Counter
 from typing import Any
 
+from engine.config import declared_default
 from tests.functional import servers
 from tests.functional.conftest import heat_for, unique
 from tests.functional.dists import with_path
 
-LEASE_SECONDS = 3
+LEASE_SECONDS = declared_default("engine", "lease_seconds")
+HEARTBEAT_SECONDS = declared_default("engine", "heartbeat_interval_seconds")
 STACKS, WIDTH, WAIT_SECONDS = 6, 10, 2
 
 
@@ -33,7 +36,7 @@ def two_layers(width: int, wait: float) -> str:
 
 class Cluster:
     """kiln-api and ``engines`` kiln-engine processes on a database of their own, with
-    the test resource types installed and short leases."""
+    the test resource types installed and the default lease and heartbeat."""
 
     def __init__(self, root: pathlib.Path, database: str, site: pathlib.Path,
                  engines: int) -> None:
@@ -42,7 +45,7 @@ class Cluster:
         self.kiln = servers.start_split(
             root / "state", database, engines=engines, KILN_TEST_LEDGER=str(self.ledger),
             OS_ENGINE__LEASE_SECONDS=str(LEASE_SECONDS),
-            OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS="0.5", **extra)
+            OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS=str(HEARTBEAT_SECONDS), **extra)
         self.engines = self.kiln.processes[1:]
         self.admin = heat_for(self.kiln, servers.new_tenant(self.kiln.env, unique("ops-"),
                                                             role="admin"))

@@ -53,7 +53,7 @@ def kiln_environment(state_path: pathlib.Path, database_url: str | None,
         "OS_DEFAULT__STATE_PATH": str(state_path),
         "OS_ENGINE__IDLE_POLL_SECONDS": "0.25",
         "OS_ENGINE__MAX_STEP_POLL_SECONDS": "0.2",
-        "OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS": "1",
+        "OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS": "0.5",
         "OS_ENGINE__LEASE_SECONDS": "10",
         "OS_API__WORKERS": "1",
     })

@@ -16,7 +16,7 @@ import pytest
 
 from engine import logs
 from engine.context import ADMIN_ROLE, RequestContext
-from engine.db import migration
+from engine.db import leases, migration
 from engine.db.session import Database
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.proposals import StackLimits
@@ -38,6 +38,15 @@ class Clock:
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
+
+
+def alive_worker(db: Database, worker_id: str, now: datetime.datetime,
+                 lease_seconds: float = 86400.0) -> str:
+    """Register ``worker_id`` as a worker alive for a day (by default): what it claims
+    stays its own, for tests that claim as a named owner rather than through a loop."""
+    with db.transaction() as session:
+        leases.register_worker(session, worker_id, "test", 1, now, lease_seconds)
+    return worker_id
 
 
 @pytest.fixture(scope="session")

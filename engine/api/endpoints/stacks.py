@@ -47,18 +47,19 @@ class StackCollection:
             sort_keys=tuple(req.get_param_as_list("sort_keys") or ()),
             sort_dir=sort_dir(req), all_tenants=all_tenants,
             tags=tags(req, "tags"), tags_any=tags(req, "tags_any"),
-            not_tags=tags(req, "not_tags"), not_tags_any=tags(req, "not_tags_any"))
-        records, total = self._reads.list_stacks(ctx, query)
+            not_tags=tags(req, "not_tags"), not_tags_any=tags(req, "not_tags_any"),
+            with_count=flag(req, "with_count"))
+        page = self._reads.list_stacks(ctx, query)
         base = base_url(req, tenant_id)
         body: dict[str, Any] = {"stacks": [
-            views.stack_summary(base, r, with_project=ctx.is_admin) for r in records]}
-        if query.limit is not None and records and len(records) == query.limit:
+            views.stack_summary(base, r, with_project=ctx.is_admin) for r in page.stacks]}
+        if page.full:
             params = {k: v for k, v in req.params.items() if k != "marker"}
-            params["marker"] = records[-1].id
+            params["marker"] = page.stacks[-1].id
             query_string = falcon.to_query_str(params, comma_delimited_lists=False)
             body["links"] = [{"rel": "next", "href": f"{base}/stacks{query_string}"}]
-        if flag(req, "with_count"):
-            body["count"] = total
+        if page.count is not None:
+            body["count"] = page.count
         resp.media = body
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
@@ -70,17 +71,18 @@ class StackCollection:
 
 
 class StackDetailCollection:
-    """``GET /stacks/detail``: the list keys of every stack, no paging (as Heat)."""
+    """``GET /stacks/detail``: the list keys of the stacks, no paging parameters (as
+    Heat): the first page of the list without a ``limit``."""
 
     def __init__(self, reads: StackReads) -> None:
         self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str) -> None:
         ctx = context(req)
-        records, _ = self._reads.list_stacks(ctx, StackQuery())
+        page = self._reads.list_stacks(ctx, StackQuery())
         base = base_url(req, tenant_id)
         resp.media = {"stacks": [views.stack_summary(base, r, with_project=False)
-                                 for r in records]}
+                                 for r in page.stacks]}
 
 
 class StackLookup:
@@ -130,10 +132,11 @@ class StackItem:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        record = self._reads.get(context(req), stack_name, stack_id)
-        resp.media = {"stack": views.stack_detail(
-            base_url(req, tenant_id), record,
-            resolve_outputs=flag(req, "resolve_outputs", default=True))}
+        resolve_outputs = flag(req, "resolve_outputs", default=True)
+        record = self._reads.get(context(req), stack_name, stack_id,
+                                 with_outputs=resolve_outputs)
+        resp.media = {"stack": views.stack_detail(base_url(req, tenant_id), record,
+                                                  resolve_outputs=resolve_outputs)}
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:

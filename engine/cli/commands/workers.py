@@ -24,8 +24,8 @@ def _row(worker: Any, now: datetime.datetime) -> tuple[Any, ...]:
 class WorkerList(KilnLister):
     """List the engine workers: host, pid, heartbeat age, steps held, alive or dead.
 
-    Alive means heartbeating within its lease and not stopped. A dead worker's leases
-    lapse and the others resume its work."""
+    Alive means its liveness renewed within its lease, neither stopped nor fenced. A dead
+    worker is fenced by the others, which resume its work."""
 
     example = "kiln-manage worker list --dead"
 

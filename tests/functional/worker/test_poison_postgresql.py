@@ -59,7 +59,7 @@ def test_counting_and_giving_back_do_not_overwrite_a_concurrent_write() -> None:
             _, stack_id = create(stacks, ctx, PLAIN)
             plan(db, types, clock)
             with db.transaction() as session:
-                [(step, _)] = leases.claim_steps(session, "w1", clock(), 30, 10)
+                [(step, _)] = leases.claim_steps(session, "w1", clock(), 10)
             runner = StepRunner(db, types, "w1", clock, 1.0, api_url="http://kiln",
                                 irs=StoredIrs(types.get, types.constraint))
             with db.transaction() as session:

@@ -32,6 +32,7 @@ from engine.errors import Location
         (errors.InvalidTenant(target="a", actual="b"), 403),
         (errors.DatabaseUnavailable(reason="x"), 503),
         (errors.SchemaBehind(current="a", head="b"), 503),
+        (errors.BacklogFull(limit=2, retry_after=5), 503),
         (errors.PluginLoadFailed(name="p", namespace="n", reason="x"), 500),
         (errors.KilnError(), 500),
     ],
@@ -170,6 +171,35 @@ def test_a_request_limit_gets_heats_bad_request_body(
         400, "RequestLimitExceeded",
         "Request limit exceeded: Maximum resources per stack exceeded.")
     assert result.json["title"] == "Bad Request"
+
+
+def test_a_full_backlog_is_a_503_with_retry_after_and_no_warning(
+    client: falcon.testing.TestClient, resource: Raising, caplog: pytest.LogCaptureFixture
+) -> None:
+    resource.error = errors.BacklogFull(limit=200, retry_after=7)
+
+    with caplog.at_level("WARNING", logger="engine.api.errors"):
+        result = client.simulate_get("/thing")
+
+    assert result.status_code == 503
+    # keystoneauth reads whole seconds (int()) before it retries a 503.
+    assert result.headers["retry-after"] == "7"
+    body = envelope(result)
+    assert (body["title"], body["error"]["type"]) == ("Service Unavailable", "BacklogFull")
+    assert "try again in 7 seconds" in body["error"]["message"]
+    # The API working as meant, under load many times a second: the access line is enough.
+    assert caplog.records == []
+
+
+def test_another_503_has_no_retry_after(
+    client: falcon.testing.TestClient, resource: Raising
+) -> None:
+    resource.error = errors.DatabaseUnavailable(reason="gone")
+
+    result = client.simulate_get("/thing")
+
+    assert result.status_code == 503
+    assert "retry-after" not in result.headers
 
 
 def test_unexpected_exception_is_a_500_without_details(

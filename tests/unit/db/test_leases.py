@@ -1,12 +1,15 @@
-"""engine.db.leases: which operations and steps a worker may claim, the lease a claim
-takes, its renewal, and the ways a claim is handed back (counted or not); the workers'
-own rows."""
+"""engine.db.leases: which operations and steps a worker may claim, how long a claim is its
+worker's (while the worker lives: neither fenced nor stopped), the ways a claim is handed
+back (counted or not), and the workers' liveness: one row each, renewed by a heartbeat
+that fences the workers whose liveness lapsed. (On PostgreSQL, with its own clock and
+concurrent writers: tests/functional/db/test_leases_postgresql.py.)"""
 
 from __future__ import annotations
 
 import datetime
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import delete
 
 from engine.db import leases
 from engine.db.models import Operation, Step, Worker
@@ -15,14 +18,40 @@ from engine.vocabulary import Action, OperationState, StepState
 from tests.unit.db.conftest import NOW, add_operation, add_stack, later
 from tests.unit.metric_deltas import Moved
 
-LEASE = 30.0
+LEASE = 2.0
+
+
+@pytest.fixture(autouse=True)
+def workers(db: Database) -> None:
+    """w1 and w2, alive from NOW for a lease; w1 first."""
+    register(db, "w1")
+    register(db, "w2", later(0.001))
+
+
+def register(db: Database, worker_id: str, now: datetime.datetime = NOW) -> leases.Renewal:
+    with db.transaction() as session:
+        return leases.register_worker(session, worker_id, "h", 1, now, LEASE)
+
+
+def renew(db: Database, worker_id: str, now: datetime.datetime) -> leases.Renewal:
+    with db.transaction() as session:
+        return leases.renew_liveness(session, worker_id, now, LEASE)
+
+
+def fenced_by(renewal: leases.Renewal) -> list[str]:
+    return sorted(worker.id for worker in renewal.fenced)
+
+
+def worker_row(db: Database, worker_id: str) -> Worker:
+    with db.read() as session:
+        return session.get_one(Worker, worker_id)
 
 
 def claim_operations(db: Database, owner: str = "w1", now: datetime.datetime = NOW,
                      limit: int = 10) -> list[str]:
     with db.transaction() as session:
         return [operation.id for operation in
-                leases.claim_operations(session, owner, now, LEASE, limit)]
+                leases.claim_operations(session, owner, now, limit)]
 
 
 def operation_row(db: Database, operation_id: str) -> Operation:
@@ -53,13 +82,93 @@ def claim_steps(db: Database, owner: str = "w1", now: datetime.datetime = NOW,
                 limit: int = 10, **options: object) -> list[tuple[int, bool]]:
     with db.transaction() as session:
         return [(step.id, suspect) for step, suspect in
-                leases.claim_steps(session, owner, now, LEASE, limit, **options)]
+                leases.claim_steps(session, owner, now, limit, **options)]
+
+
+# --- liveness -------------------------------------------------------------------------------
+
+
+def test_a_registered_worker_is_alive_for_a_lease_and_each_renewal_extends_it(
+        db: Database) -> None:
+    row = worker_row(db, "w1")
+    assert (row.started_at, row.heartbeat_at, row.alive_until, row.fenced_at) == (
+        NOW, NOW, later(LEASE), None)
+
+    assert renew(db, "w1", later(1.5)) == leases.Renewal(alive=True, fenced=[])
+
+    row = worker_row(db, "w1")
+    assert (row.heartbeat_at, row.alive_until) == (later(1.5), later(1.5 + LEASE))
+    assert worker_row(db, "w2").alive_until == later(0.001 + LEASE), "one row renewed"
+
+
+def test_a_worker_whose_liveness_lapsed_is_fenced_by_the_next_heartbeat_of_another(
+        db: Database) -> None:
+    renew(db, "w2", later(LEASE))
+    assert worker_row(db, "w1").fenced_at is None, "not before its liveness has passed"
+
+    renewal = renew(db, "w2", later(LEASE + 0.5))
+
+    assert renewal.alive and fenced_by(renewal) == ["w1"]
+    assert worker_row(db, "w1").fenced_at == later(LEASE + 0.5)
+    assert db.work.wait(0), "a fence wakes the workers: what it held is free"
+    assert fenced_by(renew(db, "w2", later(LEASE + 1))) == [], "fenced once"
+
+
+def test_a_fenced_worker_never_renews_again(db: Database) -> None:
+    renew(db, "w2", later(LEASE + 0.5))
+
+    assert renew(db, "w1", later(LEASE + 0.6)) == leases.Renewal(alive=False, fenced=[])
+    assert renew(db, "w1", later(LEASE + 0.7)).alive is False
+    row = worker_row(db, "w1")
+    assert (row.alive_until, row.heartbeat_at) == (later(LEASE), NOW), "nothing renewed"
+
+
+def test_a_late_renewal_before_any_fence_keeps_the_worker(db: Database) -> None:
+    # Past its liveness, but nobody fenced it meanwhile: nothing it held was taken, and
+    # it fences w2, whose liveness lapsed too.
+    renewal = renew(db, "w1", later(LEASE + 5))
+
+    assert renewal.alive and fenced_by(renewal) == ["w2"]
+    assert worker_row(db, "w1").fenced_at is None
+
+
+def test_a_restarted_worker_fences_its_dead_predecessors_as_it_registers(
+        db: Database) -> None:
+    renewal = register(db, "w3", later(LEASE + 1))
+
+    assert renewal.alive and fenced_by(renewal) == ["w1", "w2"]
+
+
+def test_a_stopped_worker_is_never_fenced_and_cannot_renew(db: Database) -> None:
+    with db.transaction() as session:
+        leases.stop_worker(session, "w1", later(1))
+
+    assert fenced_by(renew(db, "w2", later(LEASE + 0.5))) == []
+    assert renew(db, "w1", later(LEASE + 0.6)).alive is False
+    row = worker_row(db, "w1")
+    assert (row.stopped_at, row.heartbeat_at, row.fenced_at) == (later(1), later(1), None)
+
+
+def test_a_forgotten_worker_cannot_renew(db: Database) -> None:
+    with db.transaction() as session:
+        session.execute(delete(Worker).where(Worker.id == "w1"))
+
+    assert renew(db, "w1", later(1)).alive is False
+
+
+def test_alive_is_neither_stopped_nor_fenced_nor_past_its_liveness(db: Database) -> None:
+    with db.read() as session:
+        w1 = session.get_one(Worker, "w1")
+    assert leases.is_alive(w1, later(LEASE))
+    assert not leases.is_alive(w1, later(LEASE + 0.001))
+    renew(db, "w2", later(LEASE + 0.5))
+    assert not leases.is_alive(worker_row(db, "w1"), later(1))  # fenced
 
 
 # --- operations -----------------------------------------------------------------------------
 
 
-def test_a_pending_operation_is_claimed_with_a_lease_and_counted(
+def test_a_pending_operation_is_claimed_for_as_long_as_its_worker_lives_and_counted(
         db: Database, tenant_id: str) -> None:
     with db.transaction() as session:
         operation_id = add_operation(session, add_stack(session, tenant_id)).id
@@ -68,19 +177,32 @@ def test_a_pending_operation_is_claimed_with_a_lease_and_counted(
 
     row = operation_row(db, operation_id)
     assert (row.lease_owner, row.lease_expires_at, row.attempt, row.failures) == (
-        "w1", later(LEASE), 1, 1)
+        "w1", None, 1, 1)
 
 
-def test_a_live_lease_keeps_an_operation_and_an_expired_one_frees_it(
+def test_a_live_worker_keeps_an_operation_and_only_a_fence_frees_it(
         db: Database, tenant_id: str) -> None:
     with db.transaction() as session:
         operation_id = add_operation(session, add_stack(session, tenant_id)).id
     claim_operations(db, "w1")
 
-    assert claim_operations(db, "w2", later(LEASE - 1)) == []
+    assert claim_operations(db, "w2", later(3600)) == [], "a lapse alone frees nothing"
+    renew(db, "w2", later(LEASE + 1))  # fences w1
     assert claim_operations(db, "w2", later(LEASE + 1)) == [operation_id]
     row = operation_row(db, operation_id)
     assert (row.lease_owner, row.attempt, row.failures) == ("w2", 2, 2)
+
+
+def test_an_operation_of_a_stopped_or_forgotten_worker_is_free(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stopped = add_operation(session, add_stack(session, tenant_id, "a"),
+                                lease_owner="w2").id
+        forgotten = add_operation(session, add_stack(session, tenant_id, "b"),
+                                  lease_owner="gone").id
+        leases.stop_worker(session, "w2", later(1))
+
+    assert set(claim_operations(db, "w1", later(1))) == {stopped, forgotten}
 
 
 def test_which_states_are_claimed(db: Database, tenant_id: str) -> None:
@@ -102,8 +224,7 @@ def test_a_new_operation_waits_for_its_stacks_post_ops(db: Database, tenant_id: 
     with db.transaction() as session:
         stack = add_stack(session, tenant_id)
         notifying = add_operation(session, stack, state=OperationState.NOTIFYING,
-                                  finished_at=NOW, lease_owner="w9",
-                                  lease_expires_at=later(LEASE)).id
+                                  finished_at=NOW, lease_owner="w2").id
         waiting = add_operation(session, stack).id
 
     assert claim_operations(db) == []
@@ -122,18 +243,6 @@ def test_operations_are_claimed_oldest_first_up_to_the_limit(
 
     assert claim_operations(db, limit=1) == [older]
     assert claim_operations(db, limit=1) == [newer]
-
-
-def test_renewing_an_operation_works_only_for_its_holder(
-        db: Database, tenant_id: str) -> None:
-    with db.transaction() as session:
-        operation_id = add_operation(session, add_stack(session, tenant_id)).id
-    claim_operations(db, "w1")
-
-    with db.transaction() as session:
-        assert leases.renew_operation(session, operation_id, "w1", later(10), LEASE)
-        assert not leases.renew_operation(session, operation_id, "w2", later(20), LEASE)
-    assert operation_row(db, operation_id).lease_expires_at == later(10 + LEASE)
 
 
 def test_a_completed_phase_releases_and_a_failed_one_backs_off_still_counted(
@@ -169,11 +278,28 @@ def test_operations_given_back_have_their_try_taken_back(db: Database, tenant_id
 
     row = operation_row(db, ours)
     assert (row.lease_owner, row.lease_expires_at, row.failures, row.attempt) == (
-        "w1", later(5), 0, 1), "the lease ends at the given time; the owner is not cleared"
+        None, later(5), 0, 1), "nobody's from the given time, its try taken back"
     assert operation_row(db, theirs).failures == 1
 
 
-def test_an_operation_whose_holder_let_its_lease_lapse_is_counted_taken_over(
+def test_operations_a_bug_dropped_are_given_back_counted_for_a_while(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        ours = add_operation(session, add_stack(session, tenant_id, "a")).id
+        theirs = add_operation(session, add_stack(session, tenant_id, "b")).id
+    claim_operations(db, "w1", limit=1)
+    claim_operations(db, "w2", limit=1)
+
+    with db.transaction() as session:
+        assert leases.abandon_operations(session, "w1", [ours, theirs], later(30)) == {ours}
+
+    row = operation_row(db, ours)
+    assert (row.lease_owner, row.lease_expires_at, row.failures) == (None, later(30), 1)
+    assert claim_operations(db, "w2", later(29)) == []
+    assert claim_operations(db, "w2", later(31)) == [ours]
+
+
+def test_an_operation_whose_holder_was_fenced_is_counted_taken_over(
         db: Database, tenant_id: str) -> None:
     with db.transaction() as session:
         died = add_operation(session, add_stack(session, tenant_id, "a")).id
@@ -181,6 +307,7 @@ def test_an_operation_whose_holder_let_its_lease_lapse_is_counted_taken_over(
     claim_operations(db, "w1")
     with db.transaction() as session:  # a graceful stop hands one over, its try taken back
         leases.give_back_operations(session, "w1", [handed], later(1))
+    renew(db, "w2", later(LEASE + 1))  # fences w1
     moved = Moved()
 
     assert set(claim_operations(db, "w2", later(LEASE + 1))) == {died, handed}
@@ -191,7 +318,7 @@ def test_an_operation_whose_holder_let_its_lease_lapse_is_counted_taken_over(
 # --- steps ----------------------------------------------------------------------------------
 
 
-def test_a_ready_step_is_claimed_running_with_a_lease_and_counted(
+def test_a_ready_step_is_claimed_running_for_as_long_as_its_worker_lives_and_counted(
         db: Database, tenant_id: str) -> None:
     [step_id] = add_steps(db, tenant_id, {})
 
@@ -199,15 +326,16 @@ def test_a_ready_step_is_claimed_running_with_a_lease_and_counted(
 
     row = step_row(db, step_id)
     assert (row.state, row.lease_owner, row.lease_expires_at, row.attempt, row.failures,
-            row.started_at) == (StepState.RUNNING, "w1", later(LEASE), 1, 1, NOW)
+            row.started_at) == (StepState.RUNNING, "w1", None, 1, 1, NOW)
 
 
-def test_a_running_step_is_claimed_again_only_once_its_lease_expired(
+def test_a_running_step_is_claimed_again_only_once_its_holder_was_fenced(
         db: Database, tenant_id: str) -> None:
     [step_id] = add_steps(db, tenant_id, {})
     claim_steps(db, "w1")
 
-    assert claim_steps(db, "w2", later(LEASE - 1)) == []
+    assert claim_steps(db, "w2", later(3600)) == []
+    renew(db, "w2", later(LEASE + 1))  # fences w1
     assert claim_steps(db, "w2", later(LEASE + 1)) == [(step_id, True)]
     row = step_row(db, step_id)
     assert (row.lease_owner, row.attempt, row.failures, row.started_at) == ("w2", 2, 2, NOW)
@@ -216,8 +344,7 @@ def test_a_running_step_is_claimed_again_only_once_its_lease_expired(
 def test_steps_not_ready_are_not_claimed(db: Database, tenant_id: str) -> None:
     add_steps(db, tenant_id, *({"state": state} for state in StepState
                                if state not in (StepState.READY, StepState.RUNNING)))
-    add_steps(db, tenant_id, {"state": StepState.RUNNING, "lease_owner": "w9",
-                              "lease_expires_at": later(LEASE)})
+    add_steps(db, tenant_id, {"state": StepState.RUNNING, "lease_owner": "w2"})
 
     assert claim_steps(db) == []
 
@@ -279,49 +406,44 @@ def test_steps_given_back_have_their_try_taken_back(db: Database, tenant_id: str
     assert step_row(db, theirs).failures == 1
 
 
-def test_renewing_steps_keeps_only_those_still_ours(db: Database, tenant_id: str) -> None:
+def test_steps_a_bug_dropped_are_given_back_counted_for_a_while(
+        db: Database, tenant_id: str) -> None:
     ours, theirs = add_steps(db, tenant_id, {}, {})
     claim_steps(db, "w1", limit=1)
     claim_steps(db, "w2", limit=1)
 
     with db.transaction() as session:
-        assert leases.renew_steps(session, "w1", [ours, theirs], later(10), LEASE) == {ours}
-        assert leases.renew_steps(session, "w1", [], later(10), LEASE) == set()
+        assert leases.abandon_steps(session, "w1", [ours, theirs], later(30)) == {ours}
+        assert leases.abandon_steps(session, "w1", [], later(30)) == set()
 
-    assert step_row(db, ours).lease_expires_at == later(10 + LEASE)
-    assert step_row(db, theirs).lease_expires_at == later(LEASE)
+    row = step_row(db, ours)
+    assert (row.lease_owner, row.lease_expires_at, row.failures) == (None, later(30), 1)
+    assert claim_steps(db, "w2", later(29)) == []
+    assert claim_steps(db, "w2", later(31)) == [(ours, True)]
 
 
-# --- workers --------------------------------------------------------------------------------
-
-
-def test_workers_heartbeat_stop_and_are_listed_with_the_steps_they_hold(
+def test_still_held_tells_the_steps_ours_from_those_their_operation_ended(
         db: Database, tenant_id: str) -> None:
+    ours, theirs, ended = add_steps(db, tenant_id, {}, {}, {})
+    claim_steps(db, "w1", limit=1)
+    claim_steps(db, "w2", limit=1)
+    claim_steps(db, "w1", limit=1)
     with db.transaction() as session:
-        for worker_id, started in (("w2", later(2)), ("w1", later(1))):
-            leases.register_worker(session, Worker(id=worker_id, host="h", pid=1,
-                                                   started_at=started, heartbeat_at=started))
-    add_steps(db, tenant_id, {}, {}, {})
-    claim_steps(db, "w1", limit=2)
-    claim_steps(db, "w2", now=later(-LEASE - 1), limit=1)  # its lease has lapsed by now
+        session.get_one(Step, ended).state = StepState.CANCELLED
 
-    with db.transaction() as session:
-        leases.heartbeat_worker(session, "w1", later(3))
-        leases.heartbeat_worker(session, "w2", later(4), stopped=True)
     with db.read() as session:
-        listed = [(worker.id, worker.heartbeat_at, worker.stopped_at, held)
-                  for worker, held in leases.list_workers(session, NOW)]
-        assert session.scalar(select(Worker.id).where(Worker.stopped_at.is_(None))) == "w1"
-
-    assert listed == [("w1", later(3), None, 2), ("w2", later(4), later(4), 0)]
+        assert leases.still_held(session, "w1", [ours, theirs, ended]) == leases.HeldSteps(
+            kept={ours}, ended={ended})
+        assert leases.still_held(session, "w1", []) == leases.HeldSteps(set(), set())
 
 
-def test_a_step_whose_holder_let_its_lease_lapse_is_counted_taken_over(
+def test_a_step_whose_holder_was_fenced_is_counted_taken_over(
         db: Database, tenant_id: str) -> None:
     died, backed_off, ready = add_steps(db, tenant_id, {}, {}, {})
     claim_steps(db, "w1", limit=2)
     with db.transaction() as session:
         leases.back_off_step(session, session.get_one(Step, backed_off), "w1", later(1))
+    renew(db, "w2", later(LEASE + 1))  # fences w1
     moved = Moved()
 
     # Suspects (the two claimed before) come one per claim.
@@ -329,3 +451,25 @@ def test_a_step_whose_holder_let_its_lease_lapse_is_counted_taken_over(
 
     assert {step_id for step_id, _ in claimed} == {died, backed_off, ready}
     assert moved("kiln_lease_takeovers_total", kind="step") == 1
+
+
+# --- workers --------------------------------------------------------------------------------
+
+
+def test_workers_are_listed_with_the_steps_they_hold_while_alive(
+        db: Database, tenant_id: str) -> None:
+    add_steps(db, tenant_id, {}, {}, {}, {})
+    claim_steps(db, "w1", limit=2)
+    claim_steps(db, "w2", limit=1)
+    register(db, "w3", later(1))
+    claim_steps(db, "w3", later(1), limit=1)
+    with db.transaction() as session:
+        leases.stop_worker(session, "w2", later(1))
+
+    with db.read() as session:
+        listed = [(worker.id, worker.stopped_at, held)
+                  for worker, held in leases.list_workers(session, later(1))]
+        assert [w.id for w, _ in leases.list_workers(session, later(LEASE + 0.5))
+                if leases.is_alive(w, later(LEASE + 0.5))] == ["w3"]
+
+    assert listed == [("w1", None, 2), ("w2", later(1), 0), ("w3", None, 1)]

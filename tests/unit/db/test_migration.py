@@ -1,19 +1,23 @@
 """The schema check every process and command runs at start, which reads the version table
 without Alembic: it must answer what Alembic answers (the walk through every revision in
-tests/functional/test_migrations.py compares them at each step)."""
+tests/functional/test_migrations.py compares them at each step); and what a migration
+makes of the rows before it, where it does more than add a column."""
 
 from __future__ import annotations
 
+import datetime
 import pathlib
 
 import pytest
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import select, text
 
-from engine.db import migration
+from engine.db import leases, migration
+from engine.db.models import Worker
 from engine.db.session import Database
 from engine.errors import SchemaBehind, StartupFailed
+from tests.unit.db.conftest import NOW
 
 
 def test_the_head_this_kiln_needs_is_the_newest_migration() -> None:
@@ -53,3 +57,29 @@ def test_a_version_table_with_two_revisions_is_refused(db: Database) -> None:
         connection.execute(text("INSERT INTO alembic_version VALUES ('0001')"))
     with pytest.raises(StartupFailed, match="names 2 revisions"):
         migration.current_revision(db)
+
+
+def test_the_liveness_migration_lets_the_workers_before_it_be_fenced(
+        tmp_path: pathlib.Path) -> None:
+    # Workers registered before revision 0015 knew of liveness: one that was running (an
+    # engine of the old revision, which the upgrade asks to stop first) and one stopped.
+    old = Database(f"sqlite:///{tmp_path}/before.sqlite")
+    migration.upgrade(old, "0014")
+    with old.engine.begin() as connection:
+        for worker_id, stopped in (("ran", None), ("stopped", "2026-11-22 11:30:00")):
+            connection.execute(text(
+                "INSERT INTO workers (id, host, pid, started_at, heartbeat_at, stopped_at) "
+                "VALUES (:id, 'h', 1, '2026-11-22 11:00:00', '2026-11-22 11:30:00', "
+                ":stopped)"), {"id": worker_id, "stopped": stopped})
+    migration.upgrade(old)
+    try:
+        last_heartbeat = datetime.datetime(2026, 11, 22, 11, 30, tzinfo=datetime.UTC)
+        with old.read() as session:
+            rows = {w.id: (w.alive_until, w.fenced_at) for w in session.scalars(select(Worker))}
+        assert rows == {"ran": (last_heartbeat, None), "stopped": (last_heartbeat, None)}
+        # The first worker of the new revision fences the one that no longer runs.
+        with old.transaction() as session:
+            renewal = leases.register_worker(session, "new", "h", 2, NOW, 2.0)
+        assert [worker.id for worker in renewal.fenced] == ["ran"]
+    finally:
+        old.dispose()

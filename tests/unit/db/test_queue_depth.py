@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
+from engine.db import leases
 from engine.db.models import Step
 from engine.db.queue_depth import read_queue_depth
 from engine.db.session import Database
@@ -33,12 +34,11 @@ def test_ready_steps_operations_not_started_and_the_oldest_unfinished_are_read(
                         for i, state in enumerate((StepState.READY, StepState.READY,
                                                    StepState.RUNNING, StepState.WAITING)))
         add_operation(session, add_stack(session, tenant_id, "waiting"))
-        # Its pre-ops under way: a worker holds it.
-        add_operation(session, add_stack(session, tenant_id, "claimed"),
-                      lease_owner="w1", lease_expires_at=later(30))
-        # Its worker died: waiting again.
-        add_operation(session, add_stack(session, tenant_id, "lapsed"),
-                      lease_owner="w1", lease_expires_at=later(-1))
+        # Its pre-ops under way: a live worker holds it.
+        leases.register_worker(session, "w1", "h", 1, NOW, 2.0)
+        add_operation(session, add_stack(session, tenant_id, "claimed"), lease_owner="w1")
+        # Its worker died (and was fenced, or is gone): waiting again.
+        add_operation(session, add_stack(session, tenant_id, "lapsed"), lease_owner="w0")
         # Parked at an approval gate since long ago: neither waiting for a worker nor
         # the oldest running.
         add_operation(session, add_stack(session, tenant_id, "parked"),

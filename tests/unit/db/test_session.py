@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import threading
 from typing import Any
 
 import pytest
@@ -102,3 +103,60 @@ def test_a_database_that_does_not_answer_is_counted(tmp_path: pathlib.Path) -> N
     finally:
         database.dispose()
     assert moved("kiln_database_errors_total", kind="unavailable") == 1
+
+
+def test_sqlite_writers_wait_their_turn_and_a_reader_waits_for_none(
+        tmp_path: pathlib.Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'kiln.sqlite'}")
+    try:
+        with database.transaction() as session:
+            session.execute(text("CREATE TABLE t (n INTEGER)"))
+        done: list[str] = []
+        inside = threading.Event()
+        leave = threading.Event()
+
+        def first() -> None:
+            with database.transaction() as session:
+                session.execute(text("INSERT INTO t VALUES (1)"))
+                inside.set()
+                leave.wait(5)
+            done.append("first")
+
+        def second() -> None:
+            with database.transaction() as session:
+                session.execute(text("INSERT INTO t VALUES (2)"))
+            done.append("second")
+
+        threads = [threading.Thread(target=first)]
+        threads[0].start()
+        inside.wait(5)
+        threads.append(threading.Thread(target=second))
+        threads[1].start()
+        with database.read() as session:  # never queued behind the writers
+            assert session.scalar(text("SELECT count(*) FROM t")) == 0
+        leave.set()
+        for thread in threads:
+            thread.join(10)
+        assert done == ["first", "second"]
+    finally:
+        database.dispose()
+
+
+def test_a_rolled_back_sqlite_write_gives_its_turn_back(tmp_path: pathlib.Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'kiln.sqlite'}", sqlite_busy_timeout_ms=200)
+    try:
+        with pytest.raises(DatabaseUnavailable), database.transaction() as session:
+            session.execute(text("INSERT INTO no_such_table VALUES (1)"))
+        wrote: list[bool] = []
+
+        def other() -> None:  # another thread: it would wait for a turn never given back
+            with database.transaction() as session:
+                session.execute(text("CREATE TABLE t (n INTEGER)"))
+            wrote.append(True)
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(5)
+        assert wrote == [True]
+    finally:
+        database.dispose()

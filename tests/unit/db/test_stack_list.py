@@ -96,3 +96,16 @@ def test_pages_follow_a_marker_and_count_every_match(
     assert listed(db, tenant_id, sort_keys=["updated_time"], marker=some_stacks["c"])[0] == [
         "a"]
     assert listed(db, tenant_id, marker="no-such-stack") == (["d", "c", "b", "a"], 4)
+
+
+def test_another_tenants_stack_is_no_marker(
+        db: Database, tenant_id: str, some_stacks: dict[str, str]) -> None:
+    # "other" sorts between the tenant's stacks by creation time: paging after it would
+    # tell when it was made.
+    assert listed(db, tenant_id, marker=some_stacks["other"]) == (["d", "c", "b", "a"], 4)
+    assert listed(db, None, marker=some_stacks["other"])[0] == ["d", "c", "b", "a"]
+
+
+def test_a_page_is_counted_only_when_asked(
+        db: Database, tenant_id: str, some_stacks: dict[str, str]) -> None:
+    assert listed(db, tenant_id, limit=1, count=False) == (["d"], None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import threading
 import time
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from engine.errors import StackValidationFailed
 from engine.ir.model import TypeSchema
-from engine.ir.stored import StoredIrs, redefinition
+from engine.ir.stored import StoredIrs, StoredText, redefinition
 from tests.unit.ir.conftest import lookup
 
 TEMPLATE = {"heat_template_version": "2018-08-31",
@@ -128,6 +129,53 @@ def test_an_operation_finds_its_ir_without_reading_the_definition(irs: StoredIrs
 
     assert irs.for_operation("op-1", Unreadable()) is planned
     assert irs.of(Stored()) is planned  # one IR: the operation's is the definition's
+
+
+def as_text(stored: Stored, **text: str | None) -> StoredText:
+    """The definition as the database's JSON columns hold it."""
+    columns = {name: None if getattr(stored, name) is None else json.dumps(getattr(
+        stored, name)) for name in ("template", "parameters", "environment", "files",
+                                    "facade")}
+    return StoredText(stored.id, stored.name, stored.tenant_id, **{**columns, **text})
+
+
+def loaded(stored: Stored) -> Stored:
+    """The stack as the ORM loads its row (each JSON column decoded)."""
+    return Stored(stored.id, stored.name, stored.tenant_id, *(
+        json.loads(json.dumps(getattr(stored, name)))
+        for name in ("template", "parameters", "environment", "files", "facade")))
+
+
+def test_a_definition_read_as_text_finds_the_definitions_ir(
+        irs: StoredIrs, counting: Counting, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = irs.of(loaded(Stored()))  # the worker's, say
+
+    assert irs.if_valid_stored(as_text(Stored())) is stored  # decoded, the same definition
+    decoded: list[str] = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text: decoded.append(text) or loads(text))
+    assert irs.if_valid_stored(as_text(Stored())) is stored
+    assert decoded == []  # found by the text's digest, the template not decoded again
+    assert counting.builds == 1
+
+
+def test_a_changed_text_is_another_definition(irs: StoredIrs) -> None:
+    before = irs.if_valid_stored(as_text(Stored()))
+
+    after = irs.if_valid_stored(as_text(Stored(), parameters=json.dumps({"size": 2})))
+
+    assert after is not None and before is not None
+    assert after is not before
+    assert after.parameters["size"] == 2
+    # NULL and JSON null are one value, as the ORM reads them; "" is no JSON at all.
+    assert irs.if_valid_stored(as_text(Stored(), facade="null")) is before
+
+
+def test_a_definition_read_as_text_that_no_longer_validates_has_no_ir(irs: StoredIrs
+                                                                     ) -> None:
+    broken = Stored(template={**TEMPLATE, "resources": {"a": {"type": "Test::Gone"}}})
+
+    assert irs.if_valid_stored(as_text(broken)) is None
 
 
 def test_an_operation_whose_ir_was_forgotten_has_it_built_again(counting: Counting

@@ -5,6 +5,7 @@ file with the stacks stored by StackWrites and run by a worker."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from engine.db.session import Database
 from engine.errors import EntityNotFound, OutputNotFound
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
-from engine.services.stack_reads import StackQuery, StackReads
+from engine.services.stack_reads import StackPaging, StackQuery, StackReads
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
 from engine.template.parameters import MASK
@@ -269,6 +270,21 @@ def test_outputs_once_the_create_finished_and_one_by_its_key(
     assert caught.value.message == "Specified output key nope not found."
 
 
+def test_a_stack_read_without_its_outputs_has_none_and_the_same_parameters(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"})
+    run(worker(db, registry, clock))
+
+    full = reads.get(ctx, "web", stack_id)
+    bare = reads.get(ctx, "web", stack_id, with_outputs=False)
+
+    assert full.outputs and bare.outputs is None  # resolve_outputs=false: not read
+    assert bare.parameters == full.parameters
+    assert bare.parameters["password"] == MASK
+    assert dataclasses.replace(bare, outputs=full.outputs) == full
+
+
 def test_a_deleted_stack_is_read_by_its_id_without_outputs(
         writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
         registry: ResourceTypeRegistry, clock: Clock) -> None:
@@ -288,8 +304,9 @@ def test_a_deleted_stack_is_read_by_its_id_without_outputs(
 
 
 def names(reads: StackReads, ctx: RequestContext, **query: Any) -> tuple[list[str], int]:
-    records, total = reads.list_stacks(ctx, StackQuery(**query))
-    return [r.name for r in records], total
+    page = reads.list_stacks(ctx, StackQuery(with_count=True, **query))
+    assert page.count is not None
+    return [r.name for r in page.stacks], page.count
 
 
 @pytest.fixture
@@ -307,8 +324,10 @@ def test_the_list_is_newest_first_and_counts_every_match(
     assert names(reads, ctx) == (["c", "b", "a"], 3)
     assert names(reads, ctx, sort_keys=("stack_name",)) == (
         ["a", "b", "c"], 3)
-    records, _ = reads.list_stacks(ctx, StackQuery())
-    assert {r.parameters == {} for r in records} == {True}  # no IR is built for a list
+    page = reads.list_stacks(ctx, StackQuery())
+    assert {r.parameters == {} for r in page.stacks} == {True}  # no IR is built for a list
+    assert {r.outputs for r in page.stacks} == {None}  # nor outputs read
+    assert page.count is None  # not counted unless asked
 
 
 def test_the_lists_filters_pass_through_with_heats_names(
@@ -327,6 +346,38 @@ def test_the_list_pages_after_a_marker_and_still_counts_every_match(
         three: dict[str, str], reads: StackReads, ctx: RequestContext) -> None:
     assert names(reads, ctx, limit=2) == (["c", "b"], 3)
     assert names(reads, ctx, limit=2, marker=three["b"]) == (["a"], 3)
+
+
+def test_a_page_holds_the_default_without_a_limit_and_never_more_than_the_most(
+        three: dict[str, str], db: Database, irs: StoredIrs, ctx: RequestContext) -> None:
+    paged = StackReads(db, irs, StackPaging(default=2, maximum=2))
+
+    def page(**query: Any) -> tuple[list[str], bool]:
+        found = paged.list_stacks(ctx, StackQuery(**query))
+        return [r.name for r in found.stacks], found.full
+
+    assert page() == (["c", "b"], True)  # the default page, and another may follow
+    assert page(limit=1000) == (["c", "b"], True)  # a larger limit gets the most
+    assert page(limit=1) == (["c"], True)
+    assert page(marker=three["b"]) == (["a"], False)  # the last page
+    assert page(limit=0) == ([], False)
+    # Heat's clients ask for the rest after the last, as python-heatclient's
+    # stacks.list(limit=...) does: every stack, once.
+    seen: list[str] = []
+    marker = None
+    while True:
+        found = paged.list_stacks(ctx, StackQuery(limit=1000, marker=marker))
+        seen += [r.name for r in found.stacks]
+        if not found.stacks:
+            break
+        marker = found.stacks[-1].id
+    assert seen == ["c", "b", "a"]
+
+
+def test_the_default_page_is_at_most_the_most_a_page_holds() -> None:
+    assert StackPaging(default=5, maximum=3).size(None) == 3
+    assert StackPaging(default=5, maximum=3).size(2) == 2
+    assert StackPaging().size(None) == StackPaging().maximum
 
 
 def test_the_list_shows_another_tenants_stacks_only_with_all_tenants(
@@ -360,9 +411,9 @@ def test_the_list_leaves_nested_stacks_out_unless_asked(
     run_nested(db, registry, clock)
 
     assert names(reads, ctx) == (["parent"], 1)
-    records, total = reads.list_stacks(ctx, StackQuery(show_nested=True))
-    assert total == 2
-    [parent, child] = sorted(records, key=lambda r: r.name != "parent")
+    page = reads.list_stacks(ctx, StackQuery(show_nested=True, with_count=True))
+    assert page.count == 2
+    [parent, child] = sorted(page.stacks, key=lambda r: r.name != "parent")
     assert (parent.status, child.status) == ("COMPLETE", "COMPLETE")
     assert child.parent == parent_id
     assert child.name.startswith("parent-child-")

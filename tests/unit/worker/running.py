@@ -24,9 +24,14 @@ def worker(db: Database, registry: ResourceTypeRegistry, clock: Callable[[], dat
     """A registered worker; without ``irs`` it has a cache of IRs of its own (for tests
     whose services are not a StackApi's, or whose worker has other types)."""
     lifecycle = plugins if isinstance(plugins, LifecycleRegistry) else LifecycleRegistry(plugins)
+    # These tests move the clock by hand, often by more than a short lease, and model a
+    # worker's death as a worker they stop running: a 30 s liveness renewed every 5 s
+    # keeps a moment's jump from looking like one. Self-fencing follows the same clock.
+    settings = {"lease_seconds": 30.0, "heartbeat_interval_seconds": 5.0, **settings}
     loop = WorkerLoop(db, registry, WorkerSettings(**settings), host="test",
                       lifecycle=lifecycle, clock=clock,
-                      irs=StoredIrs(registry.get, registry.constraint) if irs is None else irs)
+                      irs=StoredIrs(registry.get, registry.constraint) if irs is None else irs,
+                      monotonic=lambda: clock().timestamp())
     loop.register()
     return loop
 

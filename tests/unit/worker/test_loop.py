@@ -1,8 +1,10 @@
-"""Worker loops on a SQLite file with an injected clock: the lease protocol, resume after a
-worker dies, and bounded parallelism. No server, no sleeping."""
+"""Worker loops on a SQLite file with an injected clock: claims kept while a worker lives,
+fencing and self-fencing, resume after a worker dies, and bounded parallelism. No server,
+no sleeping (the worker's monotonic clock follows the test's)."""
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import Any, ClassVar
 
@@ -10,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from engine.context import RequestContext
-from engine.db.models import Step
+from engine.db.models import Operation, Step, Worker
 from engine.db.session import Database
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
@@ -64,22 +66,23 @@ def test_a_dead_workers_step_is_resumed_from_its_token(
                                                           "CREATE_COMPLETE"]
 
 
-def test_a_worker_that_lost_its_lease_cannot_overwrite(
+def test_a_worker_that_was_fenced_acts_no_more_and_writes_nothing(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext) -> None:
     name, stack_id = create(stacks, ctx, WAITING)
-    # No heartbeat before its next poll: it will try to write with a lease it lost.
+    # No heartbeat before its next poll: by then its liveness has lapsed.
     stalled = worker_for(stacks, heartbeat_interval_seconds=10_000)
     run(stalled)
     clock.advance(31)
-    successor = worker_for(stacks)
+    successor = worker_for(stacks)  # fences the stalled worker as it registers
     run(successor)
     clock.advance(30)
     run(successor)
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
     events_before = len(stacks.list_events(ctx, name, stack_id, EventQuery()))
 
-    # The stalled worker wakes up and finds the deadline passed: its writes are refused.
+    # The stalled worker wakes up past the point where it may act: it asks, finds itself
+    # fenced, and drops the step without looking at it or writing anything.
     run(stalled, ticks=1)
     assert stalled.held_count == 0
     assert len(stacks.list_events(ctx, name, stack_id, EventQuery())) == events_before
@@ -89,35 +92,49 @@ def test_a_step_its_operation_ended_is_dropped_without_a_warning(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     stacks.create(ctx, {"stack_name": "s", "template": WAITING, "timeout_mins": 1})
-    holder = worker_for(stacks)
+    holder = worker_for(stacks, lease_seconds=120)  # alive through the minute below
     run(holder)
     assert holder.held_count == 1
     clock.advance(61)
     run(worker_for(stacks), ticks=1)  # another worker times the create out
 
     with caplog.at_level(logging.INFO, logger="engine.worker.loop"):
-        run(holder, ticks=1)  # its heartbeat finds the step closed
+        run(holder, ticks=1)  # its look at what it holds finds the step closed
 
     assert holder.held_count == 0
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("INFO", f"worker {holder.id} stops step {_step_id(db)}: its operation ended")]
 
 
-def test_a_step_another_worker_took_over_is_dropped_with_a_warning(
+def test_a_fenced_worker_drops_what_it_held_and_rejoins_under_a_new_id(
         db: Database, registry: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
         ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     create(stacks, ctx, WAITING)
     stalled = worker_for(stacks)
     run(stalled)
+    fenced_id = stalled.id
     clock.advance(31)
-    run(worker_for(stacks), ticks=1)  # its lease expired: another worker claims the step
+    successor = worker_for(stacks)  # its liveness lapsed: another worker fences it
+    run(successor, ticks=1)
+    assert successor.held_count == 1
 
+    caplog.clear()  # the successor's word that it fenced the stalled worker
     with caplog.at_level(logging.INFO, logger="engine.worker.loop"):
         run(stalled, ticks=1)
 
     assert stalled.held_count == 0
+    assert stalled.id != fenced_id
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("WARNING", f"worker {stalled.id} lost the lease of step {_step_id(db)}")]
+        ("WARNING", f"worker {fenced_id} was fenced (its liveness lapsed: cut off from the "
+                    "database, paused or stuck for over 30.0 s): it drops the 1 steps it "
+                    f"held and goes on as worker {stalled.id}")]
+    with db.read() as session:
+        rows = {w.id: w for w in session.scalars(select(Worker))}
+    assert rows[fenced_id].fenced_at is not None
+    assert rows[stalled.id].fenced_at is None and rows[stalled.id].stopped_at is None
+    # As a new worker it claims what comes, and keeps its claims.
+    run(stalled)
+    assert successor.held_count == 1
 
 
 def _step_id(db: Database) -> int:
@@ -266,3 +283,105 @@ def test_type_concurrency_bounds_the_steps_of_one_type(
     assert held_at_most == 3
     assert stacks.get_resource(ctx, name, stack_id, "other").status == "COMPLETE"
     assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+class SlowToStart(Resource):
+    """Each start takes ten seconds of the test's clock; made things are counted."""
+
+    clock: ClassVar[Clock]
+    made: ClassVar[list[str]] = []
+
+    def handle_create(self) -> Any:
+        SlowToStart.clock.advance(10)
+        SlowToStart.made.append(self.name)
+        self.set_physical_id(self.name)
+        return None
+
+    def check_create_complete(self, token: Any) -> bool:
+        return False
+
+    def next_check_in(self, token: Any) -> float | None:
+        return 3600.0
+
+
+SLOW_STARTS = "heat_template_version: 2018-08-31\nresources:\n" + "".join(
+    f"  r{i}: {{type: 'Test::SlowToStart'}}\n" for i in range(4))
+
+
+@pytest.fixture
+def slow_starts(db: Database, registry: ResourceTypeRegistry, clock: Clock) -> StackApi:
+    SlowToStart.clock, SlowToStart.made = clock, []
+    types = {name: registry.get(name) for name in registry.names()}
+    return StackApi(db, ResourceTypeRegistry({**types, "Test::SlowToStart": SlowToStart}),
+                    StackLimits(), clock)
+
+
+def test_past_the_time_it_may_act_a_worker_starts_nothing_more_and_goes_on_once_renewed(
+        clock: Clock, slow_starts: StackApi, ctx: RequestContext) -> None:
+    create(slow_starts, ctx, SLOW_STARTS)
+    loop = worker_for(slow_starts)  # renewed now: it may act for 30 - 5 s
+    run(loop, ticks=1)  # plans, then starts r0, r1, r2 (30 s); r3 would be past 25 s
+
+    assert SlowToStart.made == ["r0", "r1", "r2"]
+    assert loop.held_count == 4, "r3 waits, held, not started"
+
+    run(loop, ticks=1)  # renews (nobody fenced it: nothing was taken), then starts r3
+    assert SlowToStart.made == ["r0", "r1", "r2", "r3"]
+
+
+def test_a_worker_fenced_while_it_waited_leaves_its_steps_to_the_next_made_once(
+        clock: Clock, slow_starts: StackApi, ctx: RequestContext) -> None:
+    name, stack_id = create(slow_starts, ctx, SLOW_STARTS)
+    stalled = worker_for(slow_starts)
+    run(stalled, ticks=1)
+    assert SlowToStart.made == ["r0", "r1", "r2"]
+
+    clock.advance(1)  # its liveness (30 s from its renewal) has lapsed
+    successor = worker_for(slow_starts)  # fences it as it registers
+    run(successor)
+    run(stalled)
+
+    assert stalled.held_count == 0 and successor.held_count == 4
+    assert sorted(SlowToStart.made) == ["r0", "r1", "r2", "r3"], "each made once"
+
+
+def test_an_operation_a_bug_made_the_worker_drop_is_given_back_for_a_lease(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext,
+        caplog: pytest.LogCaptureFixture) -> None:
+    _, stack_id = create(stacks, ctx, WAITING)
+    with db.transaction() as session:
+        operation = session.scalars(select(Operation).where(
+            Operation.stack_id == stack_id)).one()
+        # What no request writes: reading the operation's hidden values raises, before
+        # anything of it runs (and so before the poison rule could count it).
+        operation.payload = {"target": 5}
+    loop = worker_for(stacks)
+
+    with caplog.at_level(logging.ERROR, logger="engine.worker.loop"):
+        run(loop, ticks=2)
+
+    with db.read() as session:
+        dropped = session.get_one(Operation, operation.id)
+    # Not held for good by a worker that lives on: nobody's, and anyone's after a lease.
+    assert (dropped.lease_owner, dropped.lease_expires_at, dropped.failures) == (
+        None, clock() + datetime.timedelta(seconds=30), 1)
+    assert [r.getMessage().split(";")[1] for r in caplog.records] == [" given back for a lease"]
+
+
+def test_after_an_outage_that_all_workers_saw_none_fences_another(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    create(stacks, ctx, WIDE.replace("wait_secs: 5", "wait_secs: 600"))
+    first, second = worker_for(stacks, max_parallel_steps=5), worker_for(stacks)
+    run(first, ticks=1)
+    run(second, ticks=1)
+    assert (first.held_count, second.held_count) == (5, 5)
+    ids = (first.id, second.id)
+
+    # Neither could renew for longer than a lease (the database was away): whichever
+    # comes back first cannot tell the other is not dead, so it fences nobody.
+    clock.advance(31)
+    run(first, ticks=1)
+    run(second, ticks=1)
+
+    assert (first.id, second.id) == ids
+    assert (first.held_count, second.held_count) == (5, 5)

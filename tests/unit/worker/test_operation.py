@@ -35,7 +35,7 @@ from engine.worker.poison import PoisonRule
 from engine.worker.step import StepRunner
 from tests.stack_api import StackApi
 from tests.templates import TWO_IN_ORDER as CHAIN
-from tests.unit.conftest import Clock
+from tests.unit.conftest import Clock, alive_worker
 from tests.unit.worker.test_lifecycle_calls import Entry, Recording, loaded
 
 OWNER = "driver-1"
@@ -60,9 +60,9 @@ class Driving:
     def __init__(self, db: Database, types: ResourceTypeRegistry, clock: Clock,
                  plugins: Sequence[LoadedPlugin] = (), *, owner: str = OWNER,
                  rule: PoisonRule | None = None) -> None:
-        self.db, self.clock, self.owner = db, clock, owner
+        self.db, self.clock, self.owner = db, clock, alive_worker(db, owner, clock())
         irs = StoredIrs(types.get, types.constraint)
-        calls = LifecycleCalls(db, types, LifecycleRegistry(plugins), owner, clock, 30, 5,
+        calls = LifecycleCalls(db, types, LifecycleRegistry(plugins), owner, clock,
                                irs=irs)
         self.driver = OperationDriver(db, types, owner, clock, calls, api_url=API_URL,
                                       irs=irs, rule=rule)
@@ -73,7 +73,7 @@ class Driving:
     def claim(self) -> list[str]:
         with self.db.transaction() as session:
             return [op.id for op in leases.claim_operations(session, self.owner, self.clock(),
-                                                             30, 10)]
+                                                             10)]
 
     def advance(self) -> list[str]:
         """Claim the operations that need a worker and drive each; their ids."""
@@ -87,7 +87,7 @@ class Driving:
         while True:
             with self.db.transaction() as session:
                 claimed = [claim.step.id for claim in leases.claim_steps(
-                    session, self.owner, self.clock(), 30, 100)]
+                    session, self.owner, self.clock(), 100)]
             if not claimed:
                 return
             self.held += self.runner.start_many(claimed)

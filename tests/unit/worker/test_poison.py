@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import logging
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -38,7 +39,7 @@ from engine.worker.loop import WorkerLoop, WorkerSettings
 from engine.worker.operation import OperationDriver
 from engine.worker.poison import PoisonRule
 from tests.stack_api import StackApi
-from tests.unit.conftest import Clock
+from tests.unit.conftest import Clock, alive_worker
 from tests.unit.worker.running import create, run, worker, worker_for
 from tests.unit.worker.test_lifecycle_calls import Entry, Gate, Recording, loaded
 from tests.unit.worker.test_loop import WAITING
@@ -244,11 +245,12 @@ def step_of(db: Database, stack_id: str, name: str) -> Step:
 def plan(db: Database, types: ResourceTypeRegistry, clock: Clock) -> None:
     """Plan the next operation: its steps are written, none claimed."""
     irs = StoredIrs(types.get, types.constraint)
-    driver = OperationDriver(db, types, "planner", clock,
-                             LifecycleCalls(db, types, LifecycleRegistry(()), "planner", clock,
-                                            30, 5, irs=irs), api_url="http://kiln", irs=irs)
+    planner = alive_worker(db, f"planner-{uuid.uuid4().hex[:12]}", clock())
+    driver = OperationDriver(db, types, planner, clock,
+                             LifecycleCalls(db, types, LifecycleRegistry(()), planner, clock,
+                                            irs=irs), api_url="http://kiln", irs=irs)
     with db.transaction() as session:
-        [operation] = leases.claim_operations(session, "planner", clock(), 30, 1)
+        [operation] = leases.claim_operations(session, planner, clock(), 1)
     driver.advance(operation.id)
 
 
@@ -397,16 +399,16 @@ def test_when_giving_up_fails_too_the_operation_ends_with_the_fewest_writes(
         ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
-    owner = "worker-1"
+    owner = alive_worker(db, "worker-1", clock())
     irs = StoredIrs(buggy.get, buggy.constraint)
-    lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock, 30, 5,
+    lifecycle_calls = LifecycleCalls(db, buggy, LifecycleRegistry(()), owner, clock,
                                      irs=irs)
     driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln",
                        irs=irs)
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
-                                                                  30, 1)]
+                                                                  1)]
         driver.advance(claimed)
         clock.advance(5)
 
@@ -429,16 +431,16 @@ def test_when_giving_up_fails_too_each_owed_post_op_is_recorded_as_never_called(
     log: list[Entry] = []
     name, stack_id = create(stacks, ctx, PLAIN)
     buggy = BuggyRegistry({})
-    owner = "worker-1"
+    owner = alive_worker(db, "worker-1", clock())
     irs = StoredIrs(buggy.get, buggy.constraint)
     plugins = LifecycleRegistry([loaded(Recording("quota", log))])
-    lifecycle_calls = LifecycleCalls(db, buggy, plugins, owner, clock, 30, 5, irs=irs)
+    lifecycle_calls = LifecycleCalls(db, buggy, plugins, owner, clock, irs=irs)
     driver = GiveUpBug(db, buggy, owner, clock, lifecycle_calls, api_url="http://kiln",
                        irs=irs)
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
-                                                                  30, 1)]
+                                                                  1)]
         driver.advance(claimed)
         clock.advance(5)
 
@@ -619,11 +621,13 @@ def test_suspects_are_claimed_together_until_one_more_death_would_leave_no_try_a
                 row.state, row.failures = StepState.RUNNING, failures
                 row.lease_expires_at = clock() - datetime.timedelta(seconds=1)
 
+    alive_worker(db, "w", clock())
+
     def claim() -> dict[str, tuple[int, bool]]:
         with db.transaction() as session:
             return {step.resource_name: (step.failures, suspect)
                     for step, suspect in leases.claim_steps(
-                        session, "w", clock(), 30, 10, alone_from=PoisonRule().alone_from)}
+                        session, "w", clock(), 10, alone_from=PoisonRule().alone_from)}
 
     # The once-dead come back in one round; the twice-dead waits for a claim alone.
     assert claim() == {names[0]: (1, False), names[1]: (2, True), names[2]: (2, True),
@@ -737,16 +741,16 @@ def test_giving_up_fails_the_resources_its_steps_were_acting_on(
     run(worker_for(stacks), ticks=3)
     assert statuses(stacks, ctx, name, stack_id)["slow"] == "CREATE_IN_PROGRESS"
     clock.advance(3601)  # past the operation's deadline: it is to be timed out
-    owner = "worker-2"
+    owner = alive_worker(db, "worker-2", clock())
     irs = StoredIrs(types.get, types.constraint)
     driver = TimeOutBug(db, types, owner, clock,
-                        LifecycleCalls(db, types, LifecycleRegistry(()), owner, clock, 30, 5,
+                        LifecycleCalls(db, types, LifecycleRegistry(()), owner, clock,
                                        irs=irs),
                         api_url="http://kiln", irs=irs)
     for _ in range(4):
         with db.transaction() as session:
             [claimed] = [op.id for op in leases.claim_operations(session, owner, clock(),
-                                                                  30, 1)]
+                                                                  1)]
         driver.advance(claimed)
         clock.advance(5)
 
