@@ -194,21 +194,15 @@ def claim_steps(session: Session, owner: str, now: Now, limit: int,
     killing its workers is told apart from the round it was in, and spends only its own
     tries)."""
     room = dict(room or {})
-    full = [kind for kind, left in room.items() if left <= 0]
-    query = CLAIMABLE_STEPS
-    if full:
-        query = query.where(or_(Step.resource_type.is_(None),
-                                Step.resource_type.not_in(full)))
+    query = _with_room(CLAIMABLE_STEPS, room)
     claimed: list[ClaimedStep] = []
     alone: bool | None = None  # whether the suspects claimed so far run one by one
     for step in session.scalars(query, {"now": now, "limit": limit}):
         suspect = step.failures > 0
         if suspect and alone is not None and (alone or step.failures >= alone_from):
             continue  # read but left as it is, as below
-        if step.resource_type in room:
-            if room[step.resource_type] <= 0:
-                continue  # read but left as it is: another claim takes it
-            room[step.resource_type] -= 1
+        if not _fits(step, room):
+            continue  # read but left as it is: another claim takes it
         if suspect:
             alone = step.failures >= alone_from
         claimed.append(ClaimedStep(step, suspect))
@@ -217,15 +211,57 @@ def claim_steps(session: Session, owner: str, now: Now, limit: int,
         1 for step, _ in claimed
         if step.state == StepState.RUNNING and step.lease_owner not in (None, owner)))
     for step, _ in claimed:
-        step.state = StepState.RUNNING
-        step.lease_owner = owner
-        step.lease_expires_at = None  # ours while we live
-        step.attempt += 1
-        # Counted before anything runs, so a step that kills its worker counts too.
-        step.failures += 1
-        if step.started_at is None:
-            step.started_at = now
+        _take(step, owner, now)
     return claimed
+
+
+def claim_ready(session: Session, owner: str, now: Now, step_ids: Collection[int],
+                limit: int, room: Mapping[str, int] | None = None) -> list[Step]:
+    """Claim, for the worker whose closes made them READY in this transaction, up to
+    ``limit`` of the steps ``step_ids`` (within ``room``, as ``claim_steps``): so a
+    dependent starts in the transaction that closed its last prerequisite, not a round
+    later. No other worker sees them before this commits (this transaction's UPDATE
+    holds their rows), so none is missed or taken twice; those left stay READY for any
+    worker's next claim."""
+    if not step_ids or limit <= 0:
+        return []
+    room = dict(room or {})
+    query = _with_room(
+        select(Step).where(Step.id.in_(sorted(step_ids)), Step.state == StepState.READY)
+        .order_by(Step.id).limit(limit).with_for_update(of=Step), room)
+    claimed = [step for step in session.scalars(
+        query, execution_options={"populate_existing": True}) if _fits(step, room)]
+    for step in claimed:
+        _take(step, owner, now)
+    return claimed
+
+
+def _with_room(query: Select[Step], room: Mapping[str, int]) -> Select[Step]:
+    """Leave unread the steps of the types with no room left."""
+    full = [kind for kind, left in room.items() if left <= 0]
+    if not full:
+        return query
+    return query.where(or_(Step.resource_type.is_(None), Step.resource_type.not_in(full)))
+
+
+def _fits(step: Step, room: dict[str, int]) -> bool:
+    """Whether ``step``'s type has room for one more; if so, that room is now taken."""
+    if step.resource_type in room:
+        if room[step.resource_type] <= 0:
+            return False
+        room[step.resource_type] -= 1
+    return True
+
+
+def _take(step: Step, owner: str, now: Now) -> None:
+    step.state = StepState.RUNNING
+    step.lease_owner = owner
+    step.lease_expires_at = None  # ours while we live
+    step.attempt += 1
+    # Counted before anything runs, so a step that kills its worker counts too.
+    step.failures += 1
+    if step.started_at is None:
+        step.started_at = now
 
 
 def _count_takeovers(session: Session, kind: str, count: int) -> None:

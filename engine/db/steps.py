@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import CursorResult, Update, func, select, update
 from sqlalchemy.orm import Session, defer
@@ -22,6 +22,15 @@ Now = datetime.datetime
 
 
 StepKey = tuple[str, str]  # (resource name, step action)
+
+
+class Closing(NamedTuple):
+    """What closing steps did: the ids closed (still ours when closed), and the ids of
+    the steps their closes made READY (for the closer to claim in the same transaction,
+    ``leases.claim_ready``)."""
+
+    closed: set[int]
+    ready: set[int]
 
 # Step UPDATEs skip the ORM's syncing of the Step objects in the session: a round holds
 # a thousand of them, and matching each statement against every one made closing a
@@ -89,9 +98,11 @@ def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
 
 
 def complete_steps(session: Session, operation_id: str, step_ids: Collection[int],
-                   owner: str, now: Now) -> set[int]:
+                   owner: str, now: Now, *, wake: bool = True) -> Closing:
     """:func:`complete_step` for many steps of one operation in a few statements: the
-    ids among ``step_ids`` still ours that are now closed."""
+    ids among ``step_ids`` still ours that are now closed, and those made ready.
+    ``wake``: wake the workers for the steps made ready; a closer that claims them
+    itself wakes them only for those it leaves (``wakeup.work_written``)."""
     operation = _lock_operation(session, operation_id)
     closed = set(session.scalars(
         update(Step)
@@ -101,7 +112,7 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
                 lease_expires_at=None)
         .returning(Step.id), execution_options=UNSYNCED))
     if not closed:
-        return closed
+        return Closing(closed, set())
     operation.open_steps -= len(closed)
     waiting = select(StepDependency.step_id).where(
         StepDependency.prerequisite_id.in_(list(closed)))
@@ -112,9 +123,9 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
     session.execute(update(Step).where(Step.id.in_(waiting))
                     .values(prerequisites_left=Step.prerequisites_left - released),
                     execution_options=UNSYNCED)
-    _release(session, waiting)
+    ready = _release(session, waiting, wake=wake)
     _finish_operation_if_done(operation)
-    return closed
+    return Closing(closed, ready)
 
 
 def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -> bool:
@@ -182,14 +193,16 @@ def _rows_updated(session: Session, statement: Update) -> int:
                 session.execute(statement, execution_options=UNSYNCED)).rowcount
 
 
-def _release(session: Session, waiting: Any) -> None:
-    """Make ready the ``waiting`` steps with no prerequisite left, and wake workers for
-    them (other engines may be idle)."""
-    if _rows_updated(session, update(Step).where(Step.id.in_(waiting),
-                                                 Step.state == StepState.WAITING,
-                                                 Step.prerequisites_left == 0)
-                     .values(state=StepState.READY)):
+def _release(session: Session, waiting: Any, *, wake: bool = True) -> set[int]:
+    """Make ready the ``waiting`` steps with no prerequisite left, and (``wake``) wake
+    workers for them, as other engines may be idle; their ids."""
+    ready = set(session.scalars(
+        update(Step).where(Step.id.in_(waiting), Step.state == StepState.WAITING,
+                           Step.prerequisites_left == 0)
+        .values(state=StepState.READY).returning(Step.id), execution_options=UNSYNCED))
+    if ready and wake:
         work_written(session)
+    return ready
 
 
 def _finish_operation_if_done(operation: Operation) -> None:

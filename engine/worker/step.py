@@ -14,11 +14,11 @@ back to be tried again a moment later, alone, and after a few tries it fails
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-import functools
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from engine import budget, logs, reasons
 from engine.clock import Clock
@@ -29,6 +29,7 @@ from engine.db.models import Stack, Step
 from engine.db.session import Database, DbSession
 from engine.db.stack_rows import request_id_of
 from engine.db.transitions import set_resource_state
+from engine.db.wakeup import work_written
 from engine.errors import DatabaseUnavailable, InternalError
 from engine.ir.stored import StoredIrs
 from engine.resources.base import action_methods
@@ -58,6 +59,28 @@ MAX_HINTED_POLL_SECONDS = 3600.0
 KIND = {Outcome.ACT: "", Outcome.CLEAN_UP: Action.CLEANUP, Outcome.RESTORE: Action.RESTORE}
 
 
+@dataclasses.dataclass(frozen=True)
+class Follow:
+    """What a round may take on of the steps its closes make ready, which it claims and
+    prepares in the transaction that made them ready (so a chain costs a transaction a
+    link, not a claim, a prepare and a close): ``slots``, the steps the worker could
+    hold were every step of the round to leave it; ``room``, as ``leases.claim_steps``."""
+
+    slots: int
+    room: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def less(self, held: int) -> Follow:
+        return dataclasses.replace(self, slots=self.slots - held)
+
+
+class Round(NamedTuple):
+    """A round's writes: the ids left out (lease lost, or a bug), and the steps it
+    claimed and prepared as its closes made them ready."""
+
+    lost: set[int]
+    followers: list[HeldStep]
+
+
 class StepRunner:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
                  clock: Clock, max_poll_seconds: float, *, api_url: str,
@@ -76,8 +99,6 @@ class StepRunner:
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
                                     irs=irs,
                                     placements=placements)
-        # The steps of the round being prepared that had nothing to do.
-        self._quiet: list[Step] = []
         # Steps whose failure could not even be counted: the loop gives them back.
         self._abandoned: set[int] = set()
 
@@ -89,11 +110,13 @@ class StepRunner:
     # out without undoing the rest of the batch; a batch that meets a bug is done again
     # step by step, so the bug counts against the step it is in only (``_unexpected``).
 
-    def start_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
+    def start_many(self, step_ids: Sequence[int], follow: Follow | None = None
+                   ) -> list[HeldStep]:
         """Prepare claimed steps, then start their actions and look once at each
         (``poll_many``); the steps still waiting (the others are closed, failed or lost),
-        those not started yet among them if the worker stopped acting meanwhile."""
-        return self.poll_many(self._prepare_many(step_ids))
+        those not started yet among them if the worker stopped acting meanwhile, and
+        the steps ``follow`` let the round claim as they became ready."""
+        return self.poll_many(self._prepare_many(step_ids, follow), follow)
 
     def _start(self, held: HeldStep) -> bool:
         """Observe and start one prepared step; False if it failed (recorded)."""
@@ -115,9 +138,12 @@ class StepRunner:
             LOG.debug("resource %s: %s started", held.resource_name, held.kind or held.action)
         return True
 
-    def poll_many(self, helds: Sequence[HeldStep]) -> list[HeldStep]:
+    def poll_many(self, helds: Sequence[HeldStep], follow: Follow | None = None
+                  ) -> list[HeldStep]:
         """Start each prepared step, and ask each whether its action finished; close
-        those that did and save the progress of the others. The steps still waiting.
+        those that did and save the progress of the others. The steps still waiting,
+        and those the closes made ready that ``follow`` let the round claim and prepare
+        (due now: the loop starts them in the same tick).
 
         Should the worker stop being allowed to act midway (its liveness not renewed in
         time), the steps not reached yet are neither started nor looked at: they are
@@ -167,16 +193,18 @@ class StepRunner:
                 waiting.append(held)
         to_save = [h for h in waiting if h.phase == StepPhase.STARTED
                    or dict(h.instance.data) != h.saved_data]
-        lost: set[int] = set()
+        written = Round(set(), [])
         if done or to_save:
-            lost = self._in_one_or_each(done + to_save, functools.partial(
-                self._close_round, now=self._clock()))
+            written = self._in_one_or_each(
+                done + to_save, None if follow is None
+                else follow.less(len(waiting) + len(deferred)))
         for held, error in failed:
             with held.bound_logs():
                 self._fail_quietly(held, error)
         for held, error in bugs:
             self._unexpected(held.step_id, error, held)
-        return [h for h in waiting if h.step_id not in lost] + deferred
+        return ([h for h in waiting if h.step_id not in written.lost] + deferred
+                + self._without_failed(written.followers))
 
     def take_abandoned(self) -> set[int]:
         """The steps dropped since the last call because counting their failure failed:
@@ -199,12 +227,15 @@ class StepRunner:
         if not held.prop_diff:
             held.phase = StepPhase.NOTHING_TO_DO
 
-    def _close_round(self, session: DbSession, helds: Sequence[HeldStep], *,
-                     now: datetime.datetime) -> set[int]:
-        """Close the finished steps among ``helds`` and save the others' progress; the
-        ids whose lease was lost (nothing was written for them)."""
+    def _close_round(self, session: DbSession, helds: Sequence[HeldStep],
+                     now: datetime.datetime, follow: Follow | None) -> Round:
+        """Close the finished steps among ``helds`` and save the others' progress, then
+        claim and prepare what the closes made ready, as far as ``follow`` lets. The ids
+        whose lease was lost (nothing was written for them), and those followers."""
         finished = [h for h in helds if h.phase == StepPhase.FINISHED]
-        lost = self._writes.complete_plain(session, [h for h in finished if not h.kind], now)
+        closed = self._writes.complete_plain(session, [h for h in finished if not h.kind],
+                                             now, wake=follow is None)
+        lost = set(closed.lost)
         for held in helds:
             try:
                 if held.phase != StepPhase.FINISHED:
@@ -213,34 +244,71 @@ class StepRunner:
                     self._writes.complete_in(session, held, now)
             except LeaseLost:  # raised before anything of this step was written
                 lost.add(held.step_id)
-        return lost
+        followers = []
+        if follow is not None and closed.ready:
+            followers = self._follow(session, closed.ready, now, follow, self._clock())
+        return Round(lost, followers)
 
-    def _in_one_or_each(self, helds: Sequence[HeldStep],
-                        write: Callable[[Any, Sequence[HeldStep]], set[int]]) -> set[int]:
-        """``write`` the steps in one transaction; if that fails on a bug, write each in
-        a transaction of its own, so one bad step is the only one given back. The ids
-        left out (lease lost, or the bug)."""
+    def _in_one_or_each(self, helds: Sequence[HeldStep], follow: Follow | None) -> Round:
+        """Write the round in one transaction; if that fails on a bug, write each step
+        in a transaction of its own (following nothing), so one bad step is the only
+        one given back."""
+        now = self._clock()
         try:
             with self._db.transaction() as session:
-                return write(session, helds)
+                return self._close_round(session, helds, now, follow)
         except DatabaseUnavailable:
             raise  # the steps wait for their leases
         except Exception as exc:  # noqa: BLE001 -- a bug: find the step it is in
             if len(helds) == 1:
                 self._unexpected(helds[0].step_id, exc, helds[0])
-                return {helds[0].step_id}
+                return Round({helds[0].step_id}, [])
             LOG.exception("a round of %d steps failed to be written; one by one", len(helds))
         lost: set[int] = set()
         for held in helds:
             try:
                 with self._db.transaction() as session:
-                    lost |= write(session, [held])
+                    lost |= self._close_round(session, [held], now, None).lost
             except DatabaseUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 -- a bug in this step only
                 self._unexpected(held.step_id, exc, held)
                 lost.add(held.step_id)
-        return lost
+        return Round(lost, [])
+
+    def _follow(self, session: DbSession, ready: set[int], now: datetime.datetime,
+                follow: Follow, begun: datetime.datetime) -> list[HeldStep]:
+        """Claim and prepare the steps ``ready`` (made ready in this transaction), and
+        those their quiet closes make ready in turn, as far as ``follow`` lets: the
+        prepared ones, to start once this commits. In a savepoint: a bug in preparing
+        one of them undoes only this, and leaves them READY for the next claim, whose
+        preparing counts it against the step it is in. The workers are woken for the
+        steps left READY."""
+        prepared: list[HeldStep] = []
+        first, left = set(ready), set()
+        room = dict(follow.room)
+        # What the round wrote so far is flushed before the savepoint: a write of it
+        # that fails is the round's bug, for the caller to find, not this one's.
+        session.flush()
+        try:
+            with session.begin_nested():
+                while ready and not self._round_too_long(begun):
+                    claimed = leases.claim_ready(session, self._owner, now, ready,
+                                                 follow.slots - len(prepared), room)
+                    left |= ready - {step.id for step in claimed}
+                    made, ready = self._prepare_batch(session, claimed, now, begun,
+                                                      wake=False)
+                    prepared += made
+                left |= ready
+        except DatabaseUnavailable:
+            raise
+        except Exception:  # noqa: BLE001 -- a bug: counted where the next claim meets it
+            LOG.exception("preparing the %d steps a round made ready failed; they wait "
+                          "for the next claim", len(first))
+            prepared, left = [], first
+        if left:
+            work_written(session)
+        return prepared
 
     def _fail_quietly(self, held: HeldStep, exc: Exception) -> None:
         """Record a plugin's failure; writing it may meet a bug of its own (data the
@@ -335,11 +403,14 @@ class StepRunner:
         return self._rule.internal_error(
             f"step {step.id} of operation {step.operation_id}", request_id)
 
-    def _prepare_many(self, step_ids: Sequence[int]) -> list[HeldStep]:
+    def _prepare_many(self, step_ids: Sequence[int], follow: Follow | None = None
+                      ) -> list[HeldStep]:
+        """Prepare claimed steps in one transaction (and, as ``follow`` lets, the steps
+        their quiet closes make ready); one by one should that meet a bug."""
         now = self._clock()
         try:
             with self._db.transaction() as session:
-                prepared = self._prepare_round(session, step_ids, now)
+                prepared = self._prepare_round(session, step_ids, now, follow)
         except DatabaseUnavailable:
             raise  # the steps wait for their leases
         except Exception as exc:  # noqa: BLE001 -- a bug: find the step it is in
@@ -352,28 +423,47 @@ class StepRunner:
             for step_id in step_ids:
                 try:
                     with self._db.transaction() as session:
-                        prepared += self._prepare_round(session, [step_id], now)
+                        prepared += self._prepare_round(session, [step_id], now, None)
                 except DatabaseUnavailable:
                     raise
                 except Exception as one:  # noqa: BLE001 -- a bug in this step only
                     self._unexpected(step_id, one)
+        return self._without_failed(prepared)
+
+    def _without_failed(self, prepared: Sequence[HeldStep]) -> list[HeldStep]:
+        """Record the failures found while preparing (each in a transaction of its own,
+        once the preparing one has committed); the steps to start."""
         for held in prepared:
             if held.failure is not None:
                 with held.bound_logs():
                     self._fail_quietly(held, held.failure)
         return [held for held in prepared if held.failure is None]
 
-    def _prepare_round(self, session: DbSession, step_ids: Sequence[int], now: datetime.datetime
-                       ) -> list[HeldStep]:
-        """Prepare steps in one transaction, their rows read together.
+    def _prepare_round(self, session: DbSession, step_ids: Sequence[int],
+                       now: datetime.datetime, follow: Follow | None) -> list[HeldStep]:
+        """Prepare claimed steps in one transaction, their rows read together, then
+        (``follow``) the steps their quiet closes made ready."""
+        begun = self._clock()
+        prepared, ready = self._prepare_batch(session, steps.load_steps(session, step_ids),
+                                              now, begun, wake=follow is None)
+        if follow is not None and ready:
+            prepared += self._follow(session, ready, now, follow.less(len(prepared)), begun)
+        return prepared
+
+    def _prepare_batch(self, session: DbSession, claimed: Sequence[Step],
+                       now: datetime.datetime, begun: datetime.datetime, *, wake: bool
+                       ) -> tuple[list[HeldStep], set[int]]:
+        """Prepare claimed steps, their rows read together, and close together those
+        with nothing to do: the steps to start, and those the closes made ready
+        (``wake``: as ``steps.complete_steps``).
 
         Preparing evaluates properties, which may take up to the evaluation budget per
         resource, and the transaction holds SQLite's only write lock (and on PostgreSQL
-        no heartbeat runs meanwhile): once the round has taken longer than one
-        evaluation may, the steps not yet prepared are handed back uncounted, for the
-        next round (this worker's or another's)."""
-        begun = self._clock()
-        claimed = steps.load_steps(session, step_ids)
+        no heartbeat runs meanwhile): once the round (``begun``) has taken longer than
+        one evaluation may, the steps not yet prepared are handed back uncounted, for
+        the next round (this worker's or another's)."""
+        if not claimed:
+            return [], set()
         names: dict[str, list[str]] = {}
         for step in claimed:
             names.setdefault(step.stack_id, []).append(step.resource_name)
@@ -385,38 +475,38 @@ class StepRunner:
         # Evaluating properties may log (a bug's traceback) what a hidden value became.
         secrets = {stack_id: stack_secrets(stack) for stack_id, stack in stacks.items()}
         prepared: list[HeldStep] = []
-        self._quiet = []
-        try:
-            ordered = sorted(claimed, key=lambda s: s.id)
-            for index, step in enumerate(ordered):
-                if index and self._round_too_long(begun):
-                    self._give_back_rest(session, ordered[index:], len(ordered))
-                    break
-                label = labels.get(step.operation_id)
-                try:
-                    with logs.bound(secrets=secrets[step.stack_id],
-                                    **(label._asdict() if label else {})):
-                        held = self._prepare_in(session, step, now, stacks[step.stack_id],
-                                                rows[(step.stack_id, step.resource_name)])
-                except LeaseLost:  # raised before anything of this step was written
-                    continue
-                if held is not None:
-                    held.label = label
-                    prepared.append(held)
-            by_operation: dict[str, list[Step]] = {}
-            for step in self._quiet:
-                by_operation.setdefault(step.operation_id, []).append(step)
-            for operation_id, quiet in by_operation.items():
-                # A step whose lease was lost meanwhile stays open for its new holder.
-                closed = steps.complete_steps(session, operation_id,
-                                              [step.id for step in quiet], self._owner, now)
-                for step in quiet:
-                    if step.id in closed:
-                        self._writes.count_finished(session, step.resource_type,
-                                                    Status.COMPLETE, step.started_at, now)
-        finally:
-            self._quiet = []
-        return prepared
+        quiet: list[Step] = []
+        ordered = sorted(claimed, key=lambda s: s.id)
+        for index, step in enumerate(ordered):
+            if index and self._round_too_long(begun):
+                self._give_back_rest(session, ordered[index:], len(ordered))
+                break
+            label = labels.get(step.operation_id)
+            try:
+                with logs.bound(secrets=secrets[step.stack_id],
+                                **(label._asdict() if label else {})):
+                    held = self._prepare_in(session, step, now, stacks[step.stack_id],
+                                            rows[(step.stack_id, step.resource_name)], quiet)
+            except LeaseLost:  # raised before anything of this step was written
+                continue
+            if held is not None:
+                held.label = label
+                prepared.append(held)
+        by_operation: dict[str, list[Step]] = {}
+        for step in quiet:
+            by_operation.setdefault(step.operation_id, []).append(step)
+        ready: set[int] = set()
+        for operation_id, group in by_operation.items():
+            # A step whose lease was lost meanwhile stays open for its new holder.
+            closed, made_ready = steps.complete_steps(
+                session, operation_id, [step.id for step in group], self._owner, now,
+                wake=wake)
+            ready |= made_ready
+            for step in group:
+                if step.id in closed:
+                    self._writes.count_finished(session, step.resource_type,
+                                                Status.COMPLETE, step.started_at, now)
+        return prepared, ready
 
     def _round_too_long(self, begun: datetime.datetime) -> bool:
         # NOTE: a stopgap that bounds the write transaction to about two evaluations;
@@ -434,9 +524,11 @@ class StepRunner:
     # --- one step prepared: its decision carried out -------------------------------------
 
     def _prepare_in(self, session: DbSession, step: Step, now: datetime.datetime, stack: Stack,
-                    row: ResourceRow) -> HeldStep | None:
+                    row: ResourceRow, quiet: list[Step]) -> HeldStep | None:
         """Decide what a claimed step will do and carry out what is written before its
-        handler runs; the step to start or go on with, if any."""
+        handler runs; the step to start or go on with, if any. A step with nothing to
+        do joins ``quiet``: closed with no event, its resource untouched, together with
+        the others at the batch's end."""
         if step.lease_owner != self._owner or step.state != StepState.RUNNING:
             return None
         if self._rule.spent(step.failures):
@@ -444,7 +536,7 @@ class StepRunner:
             return None
         decision = self._decider.decide(session, step, stack, row)
         if decision.outcome in (Outcome.CLOSE, Outcome.END):
-            self._close_quietly(step)
+            quiet.append(step)
             if decision.outcome == Outcome.END:
                 set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
                                    decision.reason, now)
@@ -483,11 +575,6 @@ class StepRunner:
         # A failure is recorded by the caller once this transaction has ended (_fail
         # writes its own).
         return held
-
-    def _close_quietly(self, step: Step) -> None:
-        """Close a step that had nothing to do: no event, the resource untouched. The
-        round closes all of them together at its end (``_prepare_round``)."""
-        self._quiet.append(step)
 
     def _fail(self, held: HeldStep, exc: Exception) -> None:
         now = self._clock()

@@ -9,6 +9,7 @@ import datetime
 import functools
 import logging
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from engine import metrics, reasons
 from engine.db import resource_rows, stack_rows, steps
@@ -27,6 +28,14 @@ from engine.worker.held_step import HeldStep, StepPhase
 LOG = logging.getLogger(__name__)
 # Actions that may have changed what the resource is (drift seen before is gone).
 REDEFINING = (Action.CREATE, Action.UPDATE, Action.ADOPT)
+
+
+class Closed(NamedTuple):
+    """A round's closes: the ids whose lease was lost (nothing written for them), and
+    the ids of the steps the closes made ready."""
+
+    lost: set[int]
+    ready: set[int]
 
 
 class StepWrites:
@@ -50,18 +59,21 @@ class StepWrites:
         held.phase = StepPhase.WAITING
 
     def complete_plain(self, session: DbSession, done: Sequence[HeldStep],
-                        now: datetime.datetime) -> set[int]:
+                        now: datetime.datetime, *, wake: bool = True) -> Closed:
         """Close finished steps on resources themselves (no replacement to clean up) a
         few statements per operation, whatever their number; the ids whose lease was
-        lost."""
+        lost, and of the steps made ready (``wake``: as ``steps.complete_steps``)."""
         lost: set[int] = set()
+        ready: set[int] = set()
         by_operation: dict[str, list[HeldStep]] = {}
         for held in done:
             by_operation.setdefault(held.operation_id, []).append(held)
         for operation_id, group in by_operation.items():
-            closed = steps.complete_steps(session, operation_id,
-                                          [h.step_id for h in group], self._owner, now)
+            closed, made_ready = steps.complete_steps(session, operation_id,
+                                                      [h.step_id for h in group],
+                                                      self._owner, now, wake=wake)
             lost |= {h.step_id for h in group} - closed
+            ready |= made_ready
             stack = stack_rows.load_stack(session, group[0].stack_id)
             rows = {row.name: row for row in resource_rows.list_resources_named(
                 session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
@@ -73,7 +85,7 @@ class StepWrites:
                     self._keep_handler_state(row, held)
                     set_resource_state(session, stack, row, held.action, Status.COMPLETE,
                                        self._record_drift(row, held), now)
-        return lost
+        return Closed(lost, ready)
 
     def complete_in(self, session: DbSession, held: HeldStep, now: datetime.datetime) -> None:
         """Close one finished step, a cleanup's or a restore's as well."""

@@ -195,11 +195,12 @@ def test_many_steps_complete_together_and_release_by_how_many_closed(
     rows = by_name(db, operation_id)
 
     with db.transaction() as session:
-        closed = steps.complete_steps(session, operation_id,
-                                      [rows["a"].id, rows["b"].id, rows["c"].id], "w1",
-                                      later(5))
+        closed, ready = steps.complete_steps(session, operation_id,
+                                             [rows["a"].id, rows["b"].id, rows["c"].id],
+                                             "w1", later(5))
 
     assert closed == {rows["a"].id, rows["b"].id}, "c was never running"
+    assert ready == {rows["c"].id, rows["d"].id}, "c waited on a; d on a and b"
     assert states(db, operation_id) == {
         "a": (StepState.COMPLETE, 0), "b": (StepState.COMPLETE, 0),
         "c": (StepState.READY, 0), "d": (StepState.READY, 0)}
@@ -213,7 +214,7 @@ def test_completing_steps_no_longer_ours_changes_nothing(db: Database, tenant_id
 
     with db.transaction() as session:
         assert steps.complete_steps(session, operation_id, [rows["a"].id], "w1",
-                                    later(5)) == set()
+                                    later(5)) == (set(), set())
     assert states(db, operation_id)["a"] == (StepState.RUNNING, 0)
     assert operation(db, operation_id).open_steps == 4
 

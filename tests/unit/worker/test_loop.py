@@ -9,7 +9,7 @@ import logging
 from typing import Any, ClassVar
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from engine.context import RequestContext
 from engine.db.models import Operation, Step, Worker
@@ -385,3 +385,62 @@ def test_after_an_outage_that_all_workers_saw_none_fences_another(
 
     assert (first.id, second.id) == ids
     assert (first.held_count, second.held_count) == (5, 5)
+
+
+def chain(count: int, kind: str = "OS::Heat::None", properties: str = "{}") -> str:
+    return "heat_template_version: 2018-08-31\nresources:\n" + "".join(
+        f"  r{i}:\n    type: {kind}\n    properties: {properties}\n"
+        + (f"    depends_on: r{i - 1}\n" if i else "") for i in range(count))
+
+
+def test_a_chain_goes_one_transaction_a_link_within_one_tick(
+        db: Database, stacks: StackApi, ctx: RequestContext) -> None:
+    # Each close claims and prepares the step it made ready in its own transaction, and
+    # the tick starts it: a link was a claim, a prepare and a close, a tick each.
+    links = 12
+    name, stack_id = create(stacks, ctx, chain(links))
+    loop = worker_for(stacks)
+    writes: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("BEGIN IMMEDIATE"):
+            writes.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", count)
+    try:
+        run(loop, 1)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", count)
+    statuses = {r.name: r.status for r in stacks.list_resources(ctx, name, stack_id, {})}
+    assert set(statuses.values()) == {"COMPLETE"}
+    # The operation's claim and its plan, the first step's claim and prepare, a close a
+    # link; the operation's finish is the next tick's.
+    assert len(writes) <= links + 4
+    run(loop, 1)
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"
+
+
+def test_steps_a_close_makes_ready_are_claimed_within_the_workers_limits(
+        db: Database, stacks: StackApi, ctx: RequestContext, clock: Clock) -> None:
+    fan = ("heat_template_version: 2018-08-31\nresources:\n  root: {type: OS::Heat::None}\n"
+           + "".join(f"  w{i}:\n    type: OS::Heat::TestResource\n"
+                     "    properties: {wait_secs: 5}\n    depends_on: root\n"
+                     for i in range(6))
+           + "".join(f"  n{i}: {{type: OS::Heat::None, depends_on: root}}\n" for i in range(2)))
+    name, stack_id = create(stacks, ctx, fan)
+    loop = worker_for(stacks, max_parallel_steps=5,
+                      type_concurrency={"OS::Heat::TestResource": 3})
+    run(loop, 1)
+    held = {r.name for r in stacks.list_resources(ctx, name, stack_id, {})
+            if r.status == "IN_PROGRESS"}
+    # Three waiting ones at most; the quick ones came and went within the slots.
+    assert loop.held_count == 3
+    assert len(held) == 3 and all(name.startswith("w") for name in held)
+    with db.read() as session:
+        ready = set(session.scalars(select(Step.resource_name).where(
+            Step.stack_id == stack_id, Step.state == "READY")))
+    assert ready == {f"w{i}" for i in range(6)} - held
+    for _ in range(3):
+        clock.advance(6)
+        run(loop)
+    assert stacks.get(ctx, name, stack_id).status == "COMPLETE"

@@ -787,3 +787,34 @@ def test_the_rules_defaults_are_the_configurations() -> None:
                                       conf.engine.internal_error_backoff_seconds)
     assert WorkerSettings().poison == PoisonRule()
 
+
+
+def test_a_bug_preparing_a_step_its_prerequisites_close_made_ready_is_counted_against_it(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    # ``user`` is claimed and prepared in the transaction that closes ``made`` (Follow),
+    # and its properties cannot be stored: only that part is undone, so ``made`` stays
+    # created, and ``user``'s tries are counted as its own.
+    name, stack_id = create(stacks, ctx, (
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  made: {type: 'Test::Unstorable'}\n"
+        "  user:\n    type: OS::Heat::None\n"
+        "    properties: {v: {get_attr: [made, value]}}\n"))
+    loop = worker_for(stacks)
+    run(loop, ticks=2)
+    assert "preparing the 1 steps a round made ready failed" in caplog.text
+    assert step_of(db, stack_id, "made").state == StepState.COMPLETE
+    assert stacks.get_resource(ctx, name, stack_id, "made").status == "COMPLETE"
+    assert step_of(db, stack_id, "user").failures == 1, "its first try, by the next claim"
+
+    for _ in range(20):
+        clock.advance(0.5)
+        run(loop, ticks=1)
+
+    user = step_of(db, stack_id, "user")
+    reason = ("InternalError: resources.user: "
+              + internal_error(f"step {user.id} of operation {user.operation_id}"))
+    resource = stacks.get_resource(ctx, name, stack_id, "user")
+    assert (resource.action, resource.status, resource.status_reason) == (
+        "CREATE", "FAILED", reason)
+    assert stacks.get_resource(ctx, name, stack_id, "made").status == "COMPLETE"
