@@ -95,6 +95,7 @@ def create_app(svc: ApiServices, settings: ApiSettings
         middleware.BodyLimit(settings.max_body_bytes),
         middleware.Authenticate(svc.tenants),
         middleware.ConsoleHeaders(CONSOLE),
+        middleware.Options(),
     ))
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False

@@ -1,6 +1,6 @@
 """Per-request plumbing: request metrics, request id, access log and log context, text a
 URL may not hold, body-size limit, token -> RequestContext, the console's security
-headers."""
+headers, Heat's answer to ``OPTIONS``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import falcon
 
 from engine import logs, metrics
+from engine.api import responses
 from engine.context import RequestContext
 from engine.errors import BadRequest, InvalidTenant, RequestLimitExceeded
 from engine.services.records import Principal
@@ -188,3 +189,19 @@ class ConsoleHeaders:
                          req_succeeded: bool) -> None:
         if req.path == self._prefix or req.path.startswith(self._prefix + "/"):
             resp.set_headers(self.HEADERS)
+
+
+class Options:
+    """``OPTIONS`` on any route answers 204 with ``Allow`` and no body, as Heat's does
+    (``engine.api.responses``). Falcon's own responder, which every route gets, answers
+    200 with an empty body under its default JSON ``Content-Type``: its ``Allow`` is kept,
+    the rest becomes a 204. Last of the components, so that its ``process_response`` runs
+    first and the access log and the metrics see the 204."""
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        if (req.method == "OPTIONS" and req_succeeded and resp.status_code == 200
+                and resp.text is None and resp.data is None and resp.media is None
+                and resp.stream is None):
+            resp.delete_header("Content-Length")
+            responses.no_content(resp)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import falcon
 
+from engine.api import responses
 from engine.api.requests import context, json_body
 from engine.services.stack_actions import StackActions
 
@@ -15,9 +16,7 @@ class StackActionsEndpoint:
     def on_post(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                 stack_name: str, stack_id: str) -> None:
         self._actions.act(context(req), stack_name, stack_id, json_body(req))
-        # Heat answers 200 with a JSON null (Falcon writes no body for media None).
-        resp.content_type = falcon.MEDIA_JSON
-        resp.text = "null"
+        responses.json_null(resp)
 
 
 class StackAbandon:

@@ -28,7 +28,7 @@ from urllib.parse import quote, unquote
 
 import falcon
 
-from engine.api import middleware
+from engine.api import middleware, responses
 from engine.api.requests import base_url, context
 from engine.services.stack_reads import StackReads
 from engine.services.tenants import TenantService
@@ -74,7 +74,7 @@ class ArnLookup:
         arn: str = params["arn"]
         self._authenticate.process_resource(req, resp, self, {"tenant_id": tenant_id})
         if req.method == "OPTIONS":
-            resp.set_header("Allow", ", ".join(METHODS))
+            responses.allowed(resp, METHODS)
             return
         if req.method not in METHODS:
             raise falcon.HTTPMethodNotAllowed(METHODS)
@@ -87,5 +87,4 @@ class ArnLookup:
                     f"{quote(parsed.path)}")
         if req.query_string:
             location += f"?{req.query_string}"
-        resp.status = falcon.HTTP_302
-        resp.location = location
+        responses.found(resp, location)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import falcon
 
-from engine.api import views
+from engine.api import responses, views
 from engine.api.requests import (
     base_url,
     context,
@@ -15,12 +15,6 @@ from engine.api.requests import (
     signal_details,
 )
 from engine.services.stack_resources import StackResources
-
-
-def _json_null(resp: falcon.Response) -> None:
-    # Heat answers 200 with a JSON null (Falcon writes no body for media None).
-    resp.content_type = falcon.MEDIA_JSON
-    resp.text = "null"
 
 
 class ResourceCollection:
@@ -56,7 +50,7 @@ class ResourceItem:
         """Mark-unhealthy; ``resource_name`` may also be the physical resource id."""
         self._resources.mark_unhealthy(context(req), stack_name, stack_id, resource_name,
                                        json_body(req))
-        _json_null(resp)
+        responses.json_null(resp)
 
 
 class ResourceMetadata:
@@ -82,4 +76,4 @@ class ResourceSignal:
                 stack_name: str, stack_id: str, resource_name: str) -> None:
         details = signal_details(req)
         self._resources.signal(context(req), stack_name, stack_id, resource_name, details)
-        _json_null(resp)
+        responses.json_null(resp)

@@ -6,7 +6,7 @@ from typing import Any
 
 import falcon
 
-from engine.api import views
+from engine.api import responses, views
 from engine.api.requests import (
     base_url,
     context,
@@ -98,8 +98,7 @@ class StackLookup:
         location = views.stack_url(base_url(req, tenant_id), name, stack_id) + self._suffix
         if req.query_string:
             location += f"?{req.query_string}"
-        resp.status = falcon.HTTP_302
-        resp.location = location
+        responses.found(resp, location)
 
     on_get = on_post = on_put = on_patch = on_delete = _redirect
 
@@ -141,17 +140,17 @@ class StackItem:
     def on_put(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         self._writes.update(context(req), stack_name, stack_id, json_body(req), patch=False)
-        resp.status = falcon.HTTP_202
+        responses.accepted(resp)
 
     def on_patch(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                  stack_name: str, stack_id: str) -> None:
         self._writes.update(context(req), stack_name, stack_id, json_body(req), patch=True)
-        resp.status = falcon.HTTP_202
+        responses.accepted(resp)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                   stack_name: str, stack_id: str) -> None:
         self._writes.delete(context(req), stack_name, stack_id)
-        resp.status = falcon.HTTP_204
+        responses.no_content(resp)
 
 
 class StackUpdatePreview:

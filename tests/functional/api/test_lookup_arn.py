@@ -122,5 +122,6 @@ def test_other_methods(setup: dict[str, Any]) -> None:
     options = send(setup, "OPTIONS", target)
 
     assert head.status_code == 405
-    assert options.status_code == 200
+    assert options.status_code == 204
     assert options.headers["Allow"] == "GET, POST, PUT, PATCH, DELETE"
+    assert options.content == b"" and "Content-Type" not in options.headers

@@ -1,6 +1,7 @@
-"""engine.api.middleware's AccessLog through the real Falcon app: one kiln.access line per
+"""engine.api.middleware through the real Falcon app. AccessLog: one kiln.access line per
 request, refusals and errors included, under the request's log context, which every
-other line logged while serving it carries too; no token in any line."""
+other line logged while serving it carries too; no token in any line. Options: Heat's 204
+with ``Allow`` and no body for ``OPTIONS`` on any route."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pathlib
 from typing import Any
 
 import falcon.testing
+import pytest
 
 from engine import logs
 from engine.bootstrap import Kiln
@@ -116,3 +118,27 @@ def test_probes_and_scrapes_that_succeed_are_logged_at_debug(
 
     assert [(line["path"], line["level"]) for line in access_lines(logged)] == [
         ("/healthcheck", "DEBUG"), ("/metrics", "DEBUG"), ("/versions", "INFO")]
+
+
+@pytest.mark.parametrize("path, allow", [
+    ("/v1/{t}/stacks", "GET, POST"),
+    ("/v1/{t}/stacks/web", "DELETE, GET, PATCH, POST, PUT"),
+    ("/v1/{t}/stacks/web/0a7c44d4-6ad2-4b6e-8a6e-3a0fd2d6b2c1", "DELETE, GET, PATCH, PUT"),
+    ("/v1/{t}/stacks/web/0a7c44d4-6ad2-4b6e-8a6e-3a0fd2d6b2c1/actions", "POST"),
+    ("/", "GET"),  # no token needed where the route needs none
+])
+def test_options_is_204_with_allow_no_body_and_logged_as_such(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, logged: Logged,
+        path: str, allow: str) -> None:
+    tenants = TenantService(db, clock)
+    tenant = tenants.create_tenant("t")
+    secret = tenants.create_token(tenant.id, "member").secret
+
+    result = client(db, registry).simulate_options(path.format(t=tenant.id),
+                                                    headers={"X-Auth-Token": secret})
+
+    assert result.status_code == 204, result.text
+    assert result.headers["allow"] == allow
+    assert result.content == b""
+    assert "content-type" not in result.headers and "content-length" not in result.headers
+    assert [line["status"] for line in access_lines(logged)] == [204]
