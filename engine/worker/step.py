@@ -20,6 +20,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+import cachetools
+
 from engine import budget, logs, reasons
 from engine.clock import Clock
 from engine.db import leases, resource_rows, stack_rows, steps
@@ -27,7 +29,7 @@ from engine.db.leases import LeaseLost
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
 from engine.db.session import Database, DbSession
-from engine.db.stack_rows import request_id_of
+from engine.db.stack_rows import OperationLabel, request_id_of
 from engine.db.transitions import set_resource_state
 from engine.db.wakeup import work_written
 from engine.errors import DatabaseUnavailable, InternalError
@@ -42,10 +44,10 @@ from engine.worker.step_decision import (
     StepDecider,
     converging_diff,
     observed_drift,
+    per_operation,
 )
 from engine.worker.step_runtime import Placements
 from engine.worker.step_writes import REDEFINING, StepWrites, failure_reason
-from engine.worker.stored_scope import stack_secrets
 
 LOG = logging.getLogger(__name__)
 # The furthest ahead a type's ``next_check_in`` may put its next look. A tenant's number
@@ -101,6 +103,7 @@ class StepRunner:
                                     placements=placements)
         # Steps whose failure could not even be counted: the loop gives them back.
         self._abandoned: set[int] = set()
+        self._label_cache: cachetools.LRUCache[str, OperationLabel] = per_operation()
 
     # --- entry points used by the loop ---------------------------------------------------
     #
@@ -233,6 +236,10 @@ class StepRunner:
         claim and prepare what the closes made ready, as far as ``follow`` lets. The ids
         whose lease was lost (nothing was written for them), and those followers."""
         finished = [h for h in helds if h.phase == StepPhase.FINISHED]
+        # Read first and kept for the round (the session holds its objects weakly): the
+        # closes and the followers' preparing then find them without a query each.
+        stacks = {stack_id: stack_rows.load_stack(session, stack_id)
+                  for stack_id in {h.stack_id for h in helds}}
         closed = self._writes.complete_plain(session, [h for h in finished if not h.kind],
                                              now, wake=follow is None)
         lost = set(closed.lost)
@@ -246,7 +253,8 @@ class StepRunner:
                 lost.add(held.step_id)
         followers = []
         if follow is not None and closed.ready:
-            followers = self._follow(session, closed.ready, now, follow, self._clock())
+            followers = self._follow(session, closed.ready, now, follow, self._clock(),
+                                     stacks)
         return Round(lost, followers)
 
     def _in_one_or_each(self, helds: Sequence[HeldStep], follow: Follow | None) -> Round:
@@ -277,7 +285,8 @@ class StepRunner:
         return Round(lost, [])
 
     def _follow(self, session: DbSession, ready: set[int], now: datetime.datetime,
-                follow: Follow, begun: datetime.datetime) -> list[HeldStep]:
+                follow: Follow, begun: datetime.datetime,
+                stacks: Mapping[str, Stack] | None = None) -> list[HeldStep]:
         """Claim and prepare the steps ``ready`` (made ready in this transaction), and
         those their quiet closes make ready in turn, as far as ``follow`` lets: the
         prepared ones, to start once this commits. In a savepoint: a bug in preparing
@@ -297,7 +306,7 @@ class StepRunner:
                                                  follow.slots - len(prepared), room)
                     left |= ready - {step.id for step in claimed}
                     made, ready = self._prepare_batch(session, claimed, now, begun,
-                                                      wake=False)
+                                                      wake=False, stacks=stacks)
                     prepared += made
                 left |= ready
         except DatabaseUnavailable:
@@ -451,11 +460,13 @@ class StepRunner:
         return prepared
 
     def _prepare_batch(self, session: DbSession, claimed: Sequence[Step],
-                       now: datetime.datetime, begun: datetime.datetime, *, wake: bool
+                       now: datetime.datetime, begun: datetime.datetime, *, wake: bool,
+                       stacks: Mapping[str, Stack] | None = None
                        ) -> tuple[list[HeldStep], set[int]]:
         """Prepare claimed steps, their rows read together, and close together those
         with nothing to do: the steps to start, and those the closes made ready
-        (``wake``: as ``steps.complete_steps``).
+        (``wake``: as ``steps.complete_steps``). ``stacks``: those this transaction
+        read already.
 
         Preparing evaluates properties, which may take up to the evaluation budget per
         resource, and the transaction holds SQLite's only write lock (and on PostgreSQL
@@ -467,13 +478,13 @@ class StepRunner:
         names: dict[str, list[str]] = {}
         for step in claimed:
             names.setdefault(step.stack_id, []).append(step.resource_name)
-        stacks = {stack_id: stack_rows.load_stack(session, stack_id) for stack_id in names}
+        known = stacks or {}
+        stacks = {stack_id: known.get(stack_id) or stack_rows.load_stack(session, stack_id)
+                  for stack_id in names}
         rows = {(row.stack_id, row.name): row for stack_id, wanted in names.items()
                 for row in resource_rows.list_resources_named(session, stack_id, wanted)}
         # The steps of one round may belong to many operations, of many stacks.
-        labels = stack_rows.operation_labels(session, {step.operation_id for step in claimed})
-        # Evaluating properties may log (a bug's traceback) what a hidden value became.
-        secrets = {stack_id: stack_secrets(stack) for stack_id, stack in stacks.items()}
+        labels = self._labels(session, {step.operation_id for step in claimed})
         prepared: list[HeldStep] = []
         quiet: list[Step] = []
         ordered = sorted(claimed, key=lambda s: s.id)
@@ -482,9 +493,10 @@ class StepRunner:
                 self._give_back_rest(session, ordered[index:], len(ordered))
                 break
             label = labels.get(step.operation_id)
+            # Evaluating properties may log (a bug's traceback) what a hidden value became.
+            secrets = self._decider.secrets(step.operation_id, stacks[step.stack_id])
             try:
-                with logs.bound(secrets=secrets[step.stack_id],
-                                **(label._asdict() if label else {})):
+                with logs.bound(secrets=secrets, **(label._asdict() if label else {})):
                     held = self._prepare_in(session, step, now, stacks[step.stack_id],
                                             rows[(step.stack_id, step.resource_name)], quiet)
             except LeaseLost:  # raised before anything of this step was written
@@ -507,6 +519,14 @@ class StepRunner:
                     self._writes.count_finished(session, step.resource_type,
                                                 Status.COMPLETE, step.started_at, now)
         return prepared, ready
+
+    def _labels(self, session: DbSession, operation_ids: set[str]
+                ) -> dict[str, OperationLabel]:
+        """What the log lines of each operation's steps name, read once an operation."""
+        unread = {op for op in operation_ids if op not in self._label_cache}
+        if unread:
+            self._label_cache.update(stack_rows.operation_labels(session, unread))
+        return {op: self._label_cache[op] for op in operation_ids if op in self._label_cache}
 
     def _round_too_long(self, begun: datetime.datetime) -> bool:
         # NOTE: a stopgap that bounds the write transaction to about two evaluations;

@@ -159,7 +159,7 @@ class StepDecider:
         except KilnError as exc:
             # A type uninstalled since the stack was made: fail this step, keep working.
             return failed(exc, mark_in_progress=not step.started)
-        secrets = read_once(self._secrets, step.operation_id, lambda: stack_secrets(stack))
+        secrets = self.secrets(step.operation_id, stack)
         rows = {row.name: row}
         properties: Mapping[str, Any] = row.properties or {}
         failure: Exception | None = None
@@ -220,6 +220,12 @@ class StepDecider:
                             secrets, prop_diff=prop_diff, adopt=adopt, converge=converge,
                             definition=definition, failure=failure)
 
+    def secrets(self, operation_id: str, stack: Stack) -> tuple[str, ...]:
+        """The hidden values of ``stack`` as its operation ``operation_id`` defines it
+        (read once an operation: parsing the stored definition costs a step more than
+        the rest of its preparing)."""
+        return read_once(self._secrets, operation_id, lambda: stack_secrets(stack))
+
     def runtimes(self, stack: Stack, rows: Mapping[str, ResourceRow]
                  ) -> Callable[[str], StepRuntime]:
         """The runtime of each resource among ``rows``, by name."""
@@ -263,7 +269,7 @@ class StepDecider:
         replaced = row.replaced
         if replaced is None:
             return CLOSE
-        secrets = read_once(self._secrets, step.operation_id, lambda: stack_secrets(stack))
+        secrets = self.secrets(step.operation_id, stack)
         try:
             if restoring:
                 cls = self._registry.get(row.type)
