@@ -3,8 +3,9 @@
 SQLite: WAL so readers do not block the writer; ``BEGIN IMMEDIATE`` so every writing
 transaction takes the write lock up front (a deferred transaction that later tries to write
 is the classic source of "database is locked"), while :meth:`Database.read` uses a plain
-``BEGIN`` and never takes it; the process's writers queue for the lock in turn
-(``engine.db.write_turns``); a busy timeout; foreign keys on.
+``BEGIN`` and never takes it, and :meth:`Database.lookups` issues none; the process's
+writers queue for the lock in turn (``engine.db.write_turns``); a busy timeout; foreign
+keys on.
 PostgreSQL: a connection pool with pre-ping so a restarted server is reconnected to, and
 a connect timeout so that an unreachable host fails a connection in seconds, not after the
 operating system's TCP timeout.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeAlias
 
 from sqlalchemy import create_engine, event, make_url
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
@@ -36,6 +37,8 @@ LOG = logging.getLogger(__name__)
 #: The session type, for annotations in the layers that may not import sqlalchemy
 #: (services, worker): they hand sessions to ``engine.db`` and never build queries.
 DbSession: TypeAlias = Session
+#: The connection :meth:`Database.lookups` hands out, for the same layers.
+DbLookups: TypeAlias = Connection
 
 
 class Database:
@@ -44,6 +47,7 @@ class Database:
         self.url = url
         self.engine = _make_engine(url, pool_size, sqlite_busy_timeout_ms,
                                    connect_timeout_seconds)
+        self._lookups = _lookups_engine(url, self.engine, sqlite_busy_timeout_ms)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # Fired when a transaction of this process writes work (see engine.db.wakeup).
         self.work = WorkSignal()
@@ -66,6 +70,17 @@ class Database:
         with map_database_errors(), self._read_sessions() as session, session.begin():
             yield session
 
+    @contextlib.contextmanager
+    def lookups(self) -> Iterator[Connection]:
+        """Reads of a row or two that need no snapshot common to them (a request's token,
+        then the stack it shows): Core statements on a pooled connection, each its own
+        snapshot, with no ORM session and no transaction around them (autocommit, see
+        ``_lookups_engine``). An API read paid more for :meth:`read`'s session, ``BEGIN``
+        and ``COMMIT`` than for its query, and on SQLite each of those calls hands the
+        GIL to another request thread and waits to get it back."""
+        with map_database_errors(), self._lookups.connect() as connection:
+            yield connection
+
     def retrying(self, attempts: int = 3) -> Iterator[_Attempt]:
         """Transactions that are run again when the database aborted them as a deadlock
         or a serialisation failure (both transient on PostgreSQL)::
@@ -82,6 +97,7 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self._lookups.dispose()
 
 
 def sqlite_file(url: str) -> str | None:
@@ -167,22 +183,7 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int,
     # hide_parameters: a statement's error text would otherwise carry its bound values
     # (resource data, properties, hidden parameters) into the log lines that report it.
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": busy_timeout_ms / 1000.0,
-                                                  "check_same_thread": False},
-                               hide_parameters=True)
-
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # NOTE: take transaction control away from the sqlite3 module so that the
-            # BEGIN below is the only one issued.
-            dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.close()
-
+        engine = _sqlite_engine(url, busy_timeout_ms)
         turns = WriteTurns()
 
         @event.listens_for(engine, "begin")
@@ -209,3 +210,39 @@ def _make_engine(url: str, pool_size: int, busy_timeout_ms: int,
                     else {"connect_timeout": connect_timeout_seconds})
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
                          hide_parameters=True, connect_args=connect_args)
+
+
+def _sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": busy_timeout_ms / 1000.0,
+                                              "check_same_thread": False},
+                           hide_parameters=True)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # NOTE: take transaction control away from the sqlite3 module so that the
+        # writers' engine issues the only BEGIN (its begin hook), and the lookups' engine
+        # none: each statement then runs in autocommit.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return engine
+
+
+def _lookups_engine(url: str, engine: Engine, busy_timeout_ms: int) -> Engine:
+    """What :meth:`Database.lookups` connects with: statements in autocommit. On
+    PostgreSQL the same pool, in SQLAlchemy's ``AUTOCOMMIT`` isolation level while a
+    connection is held (reset when it is handed back). On a SQLite file an engine of its
+    own, with no begin hook: no ``BEGIN``, and no connection event at all, which would
+    make SQLAlchemy dispatch four empty events around every statement (a lookup then
+    costs about a third less). An in-memory SQLite database is one per engine, so there
+    the lookups share the readers' engine, ``BEGIN`` and all."""
+    if engine.dialect.name != "sqlite":
+        return engine.execution_options(isolation_level="AUTOCOMMIT")
+    if sqlite_file(url) is None:
+        return engine.execution_options(**{_READ_ONLY: True})
+    return _sqlite_engine(url, busy_timeout_ms)

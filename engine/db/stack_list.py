@@ -38,9 +38,10 @@ STACK_FILTER_COLUMNS = {"id": Stack.id, "name": Stack.name, "action": Stack.acti
 
 
 class ListedStack(NamedTuple):
-    """What a list shows of a stack (``engine.services.records.stack_record``): not its
-    definition nor its outputs, whose decoding, with an ORM object per stack, took most
-    of a list of 1,000 stacks' time."""
+    """What a list shows of a stack (``engine.services.records.stack_record``), and what
+    a show shows besides its parameters and outputs (``engine.db.stack_rows.ShownStack``
+    holds one): not its definition nor its outputs, whose decoding, with an ORM object
+    per stack, took most of a list of 1,000 stacks' time."""
 
     id: str
     name: str
@@ -59,7 +60,8 @@ class ListedStack(NamedTuple):
     owner_id: str | None
 
 
-_LISTED = tuple(getattr(Stack, field) for field in ListedStack._fields)
+#: The columns of a ``ListedStack``, in its order (the show selects them first).
+LISTED_COLUMNS = tuple(getattr(Stack, field) for field in ListedStack._fields)
 
 # NOTE: a never-updated stack has no updated_at, and NULLs sort first on one backend and
 # last on the other; sorting and paging on a stand-in keeps both in step (and a marker
@@ -88,7 +90,7 @@ def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, l
     Without a known sort key the order is newest first; with one, ascending unless
     ``sort_dir`` says otherwise. Every order ends with the id, so pages never overlap;
     a marker that names no stack of the tenant's is ignored."""
-    query = select(*_LISTED)
+    query = select(*LISTED_COLUMNS)
     if tenant_id is not None:
         query = query.where(Stack.tenant_id == tenant_id)
     if not show_deleted:
@@ -108,7 +110,7 @@ def list_stacks(session: Session, tenant_id: str | None, *, filters: dict[str, l
     if marker:
         # Only a stack the list could show anchors it: another tenant's is no marker,
         # or paging from it would tell where that stack sorts (its creation time).
-        anchored = select(*_LISTED).where(Stack.id == marker)
+        anchored = select(*LISTED_COLUMNS).where(Stack.id == marker)
         if tenant_id is not None:
             anchored = anchored.where(Stack.tenant_id == tenant_id)
         found = session.execute(anchored).first()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy import (
     Text,
@@ -16,11 +16,14 @@ from sqlalchemy import (
     null,
     select,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm.util import identity_key
 
 from engine.db.event_rows import add_stack_event
 from engine.db.models import Operation, OperationContext, Stack, StackOutput
+from engine.db.stack_list import LISTED_COLUMNS, ListedStack
 from engine.db.wakeup import work_written
 from engine.errors import ActionInProgress, EntityNotFound, StackExists
 from engine.ir.stored import StoredText
@@ -29,42 +32,26 @@ Now = datetime.datetime
 
 
 class ShownStack(NamedTuple):
-    """One stack as its show reads it: the columns shown, and its definition as the
-    database holds it, from which ``StoredIrs.if_valid_stored`` finds the stack's IR (for
-    its parameters) without decoding the template."""
+    """One stack as its show reads it: the columns a list shows too, its stored outputs
+    (None when not asked for, or none stored yet), and its definition as the database
+    holds it, from which ``StoredIrs.if_valid_stored`` finds the stack's IR (for its
+    parameters) without decoding the template."""
 
-    id: str
-    name: str
-    tenant_id: str
-    action: str
-    status: str
-    status_reason: str
-    description: str
-    tags: Any
-    disable_rollback: bool
-    timeout_mins: int | None
-    owner: str
-    created_at: Now
-    updated_at: Now | None
-    deleted_at: Now | None
-    owner_id: str | None
-    outputs: list[StackOutput] | None  # None unless asked for
+    stack: ListedStack
+    outputs: list[StackOutput] | None
     definition: StoredText
 
 
-_SHOWN = (Stack.id, Stack.name, Stack.tenant_id, Stack.action, Stack.status,
-          Stack.status_reason, Stack.description, Stack.tags, Stack.disable_rollback,
-          Stack.timeout_mins, Stack.owner, Stack.created_at, Stack.updated_at,
-          Stack.deleted_at, Stack.owner_id)
 # As text: CAST, not type_coerce, since psycopg itself decodes a jsonb value.
 _DEFINITION = tuple(cast(column, Text) for column in (
     Stack.template, Stack.parameters, Stack.environment, Stack.files, Stack.facade))
 # Built once: building a statement of twenty columns cost more than running it.
-_SHOW = {with_outputs: select(*_SHOWN, Stack.outputs if with_outputs else null(),
+_SHOW = {with_outputs: select(*LISTED_COLUMNS, Stack.outputs if with_outputs else null(),
                               *_DEFINITION)
          .where(Stack.id == bindparam("stack_id"), Stack.tenant_id == bindparam("tenant_id"),
                 Stack.name == bindparam("name"))
          for with_outputs in (True, False)}
+_LISTED = len(LISTED_COLUMNS)  # where the outputs' column is in a row of _SHOW
 
 
 def is_busy(session: Session, stack_id: str) -> bool:
@@ -117,9 +104,9 @@ def unfinished_operation(session: Session, stack_id: str, *,
 def last_finished_operation(session: Session, stack_id: str,
                             action: str | None = None) -> Operation | None:
     """The stack's operation (of ``action``, or of any) that finished last (``None`` if
-    none did)."""
-    query = select(Operation).where(Operation.stack_id == stack_id,
-                                    Operation.finished_at.is_not(None))
+    none did); its payload is read only if used (an update's holds two templates)."""
+    query = select(Operation).options(defer(Operation.payload)).where(
+        Operation.stack_id == stack_id, Operation.finished_at.is_not(None))
     if action is not None:
         query = query.where(Operation.action == action)
     return session.scalars(query.order_by(Operation.finished_at.desc()).limit(1)).first()
@@ -183,18 +170,32 @@ def add_operation(session: Session, stack: Stack, operation: Operation) -> None:
     work_written(session)
 
 
-def find_stack_by_id(session: Session, tenant_id: str, stack_id: str) -> Stack | None:
+class StackName(NamedTuple):
+    """What a lookup finds of a stack: all that the redirect to its own URL needs."""
+
+    name: str
+    id: str
+
+
+_BY_ID = select(Stack.name, Stack.id).where(Stack.id == bindparam("stack_id"),
+                                            Stack.tenant_id == bindparam("tenant_id"))
+_LIVE_BY_NAME = (select(Stack.name, Stack.id)
+                 .where(Stack.tenant_id == bindparam("tenant_id"),
+                        Stack.name == bindparam("name"), Stack.deleted_at.is_(None))
+                 .order_by(Stack.created_at).limit(1))
+
+
+def find_stack_by_id(reads: Connection | Session, tenant_id: str, stack_id: str
+                     ) -> StackName | None:
     """By id, soft-deleted stacks included (as Heat's UUID lookups do)."""
-    return session.scalars(
-        select(Stack).where(Stack.id == stack_id, Stack.tenant_id == tenant_id)).first()
+    row = reads.execute(_BY_ID, {"stack_id": stack_id, "tenant_id": tenant_id}).first()
+    return None if row is None else StackName(*row)
 
 
-def find_live_stack_by_name(session: Session, tenant_id: str, name: str) -> Stack | None:
-    return session.scalars(
-        select(Stack)
-        .where(Stack.tenant_id == tenant_id, Stack.name == name, Stack.deleted_at.is_(None))
-        .order_by(Stack.created_at)
-    ).first()
+def find_live_stack_by_name(reads: Connection | Session, tenant_id: str, name: str
+                            ) -> StackName | None:
+    row = reads.execute(_LIVE_BY_NAME, {"tenant_id": tenant_id, "name": name}).first()
+    return None if row is None else StackName(*row)
 
 
 def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
@@ -209,30 +210,39 @@ def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
     return stack
 
 
-def shown_stack(session: Session, tenant_id: str, name: str, stack_id: str, *,
+def shown_stack(reads: Connection | Session, tenant_id: str, name: str, stack_id: str, *,
                 with_outputs: bool) -> ShownStack:
     """The tenant's stack ``name``/``stack_id`` (soft-deleted ones too) as a show reads it,
-    in one statement and no ORM object; EntityNotFound otherwise."""
-    row = session.execute(_SHOW[with_outputs], {"stack_id": stack_id, "tenant_id": tenant_id,
-                                                "name": name}).first()
+    in one statement and no ORM object (``Database.lookups`` serves it); EntityNotFound
+    otherwise."""
+    row = reads.execute(_SHOW[with_outputs], {"stack_id": stack_id, "tenant_id": tenant_id,
+                                              "name": name}).first()
     if row is None:
         raise EntityNotFound(entity="Stack", name=name)
-    shown = len(_SHOWN)
-    return ShownStack._make([*row[:shown + 1], StoredText(row.id, row.name, row.tenant_id,
-                                                          *row[shown + 1:])])
+    listed = ListedStack._make(row[:_LISTED])
+    return ShownStack(listed, row[_LISTED], StoredText(listed.id, listed.name,
+                                                       listed.tenant_id, *row[_LISTED + 1:]))
 
 
 # The large JSON columns; a worker step needs none of them, and parsing a big template
 # on every step made each step cost O(size of the stack).
 _HEAVY = (Stack.template, Stack.parameters, Stack.environment,
           Stack.files, Stack.outputs)
+# Built once: a worker loads a stack a step, and building the query cost more than the
+# load.
+_LOAD_LIGHT = (select(Stack).where(Stack.id == bindparam("id"))
+               .options(*(defer(column) for column in _HEAVY)))
 
 
 def load_stack(session: Session, stack_id: str) -> Stack:
     """By id alone, for workers (which act for whichever tenant owns the stack).
 
     The large JSON columns load only when first read, inside the session."""
-    stack = session.get(Stack, stack_id, options=[defer(c) for c in _HEAVY])
+    # The session's object if it has one (as ``Session.get`` would return it), else one
+    # statement built once: ``Session.get`` builds its query anew at every call.
+    stack = session.identity_map.get(identity_key(Stack, stack_id))
+    if stack is None:
+        stack = session.scalars(_LOAD_LIGHT, {"id": stack_id}).first()
     if stack is None:
         raise EntityNotFound(entity="Stack", name=stack_id)
     return stack

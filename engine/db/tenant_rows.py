@@ -11,6 +11,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -43,6 +44,15 @@ def get_tenant(session: Session, name_or_id: str) -> Tenant:
     return tenant
 
 
+_TENANT_ID = select(Tenant.id).where(Tenant.id == bindparam("tenant_id"))
+
+
+def tenant_exists(reads: Connection | Session, tenant_id: str) -> bool:
+    """Whether a tenant has exactly this id (never a name): an admin's request for
+    another tenant asks, every request."""
+    return reads.execute(_TENANT_ID, {"tenant_id": tenant_id}).first() is not None
+
+
 def list_tenants(session: Session) -> list[Tenant]:
     return list(session.scalars(select(Tenant).order_by(Tenant.name)))
 
@@ -70,9 +80,11 @@ _LIVE_TOKEN = select(Token.id, Token.tenant_id, Token.role, Token.last_used_at).
     Token.expires_at.is_(None) | (Token.expires_at > bindparam("now")))
 
 
-def find_live_token(session: Session, token_hash: str, now: Now) -> LiveToken | None:
-    """The token with this hash unless it is revoked or has expired by ``now``."""
-    row = session.execute(_LIVE_TOKEN, {"token_hash": token_hash, "now": now}).first()
+def find_live_token(reads: Connection | Session, token_hash: str, now: Now
+                    ) -> LiveToken | None:
+    """The token with this hash unless it is revoked or has expired by ``now``: one
+    statement, so ``Database.lookups`` serves it (every API request asks)."""
+    row = reads.execute(_LIVE_TOKEN, {"token_hash": token_hash, "now": now}).first()
     return None if row is None else LiveToken(*row)
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from engine.db.models import PropertyDrift, Stack, StackOutput
 from engine.db.stack_list import ListedStack
-from engine.db.stack_rows import ShownStack
 from engine.ir.model import ResolvedStack
 from engine.template.parameters import masked
 
@@ -73,18 +72,15 @@ class StackRecord:
     parent: str | None = None  # the id of the stack a nested stack belongs to
 
 
-def stack_record(ir: ResolvedStack | None, stack: Stack | ShownStack | ListedStack, *,
-                 with_outputs: bool = True) -> StackRecord:
-    """A stack row as a record; without its IR the parameters are left out, and without
-    ``with_outputs`` the outputs (a listed stack has neither)."""
+def stack_record(ir: ResolvedStack | None, stack: Stack | ListedStack, *,
+                 outputs: list[StackOutput] | None = None) -> StackRecord:
+    """A stack's shown columns as a record; without its IR the parameters are left out.
+    The outputs are the ones given: a show's (``StackReads.get``), None elsewhere."""
     parameters: dict[str, Any] = {}
     if ir is not None:
         shown = masked(ir.parameter_schemas, ir.parameters)
         parameters = {k: _stringify(v) for k, v in shown.items()}
     description = stack.description or "No description"
-    outputs = None
-    if with_outputs and not isinstance(stack, ListedStack) and not stack.deleted_at:
-        outputs = stack.outputs or []
     return StackRecord(
         id=stack.id, name=stack.name, tenant_id=stack.tenant_id, action=stack.action,
         status=stack.status, status_reason=stack.status_reason, description=description,

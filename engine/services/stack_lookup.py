@@ -8,8 +8,8 @@ import uuid
 from engine.context import RequestContext
 from engine.db import stack_rows
 from engine.db.models import Stack
-from engine.db.session import DbSession
-from engine.db.stack_rows import ShownStack
+from engine.db.session import DbLookups, DbSession
+from engine.db.stack_rows import ShownStack, StackName
 from engine.errors import EntityNotFound
 
 
@@ -20,22 +20,23 @@ def named_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: st
     return stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
 
 
-def shown_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: str, *,
+def shown_stack(reads: DbLookups, ctx: RequestContext, name: str, stack_id: str, *,
                 with_outputs: bool) -> ShownStack:
     """:func:`named_stack` as a show reads it (``stack_rows.shown_stack``)."""
     if not is_uuid(stack_id):
         raise EntityNotFound(entity="Stack", name=name)
-    return stack_rows.shown_stack(session, ctx.tenant_id, name, stack_id,
+    return stack_rows.shown_stack(reads, ctx.tenant_id, name, stack_id,
                                   with_outputs=with_outputs)
 
 
-def stack_by_name_or_id(session: DbSession, ctx: RequestContext, name_or_id: str) -> Stack:
+def stack_by_name_or_id(reads: DbLookups, ctx: RequestContext, name_or_id: str
+                        ) -> StackName:
     """A stack named by id (deleted ones too) or by live name; 404 otherwise."""
     stack = None
     if is_uuid(name_or_id):
-        stack = stack_rows.find_stack_by_id(session, ctx.tenant_id, name_or_id)
+        stack = stack_rows.find_stack_by_id(reads, ctx.tenant_id, name_or_id)
     if stack is None:
-        stack = stack_rows.find_live_stack_by_name(session, ctx.tenant_id, name_or_id)
+        stack = stack_rows.find_live_stack_by_name(reads, ctx.tenant_id, name_or_id)
     if stack is None:
         raise EntityNotFound(entity="Stack", name=name_or_id)
     return stack

@@ -69,22 +69,27 @@ class StackReads:
         self._renderings = Renderings()
 
     def lookup(self, ctx: RequestContext, name_or_id: str) -> tuple[str, str]:
-        """(name, id) of a stack named by id (deleted ones too) or by live name."""
-        with self._db.read() as session:
-            stack = stack_by_name_or_id(session, ctx, name_or_id)
-            return stack.name, stack.id
+        """(name, id) of a stack named by id (deleted ones too) or by live name: those
+        two columns alone, for the redirect every Heat client follows to the stack's own
+        URL."""
+        with self._db.lookups() as reads:
+            stack = stack_by_name_or_id(reads, ctx, name_or_id)
+        return stack.name, stack.id
 
     def get(self, ctx: RequestContext, name: str, stack_id: str, *,
             with_outputs: bool = True) -> StackRecord:
-        """The stack, its parameters masked; its outputs unless not ``with_outputs``
-        (the record's are then None). What it reads is what it shows: the columns, and
-        the definition as text, by whose digest the stack's IR (its parameters' schemas)
-        is found without decoding the template once it was built."""
-        with self._db.read() as session:
-            shown = shown_stack(session, ctx, name, stack_id, with_outputs=with_outputs)
-        # NOTE: built outside the transaction: a large template takes a while.
-        return stack_record(self._irs.if_valid_stored(shown.definition), shown,
-                            with_outputs=with_outputs)
+        """The stack, its parameters masked; its outputs unless not ``with_outputs``, or
+        the stack is deleted (the record's are then None). What it reads is what it
+        shows, in one statement with no transaction around it (``Database.lookups``):
+        the columns, and the definition as text, by whose digest the stack's IR (its
+        parameters' schemas) is found without decoding the template once it was
+        built."""
+        with self._db.lookups() as reads:
+            shown = shown_stack(reads, ctx, name, stack_id, with_outputs=with_outputs)
+        outputs = (shown.outputs or [] if with_outputs and not shown.stack.deleted_at
+                   else None)
+        return stack_record(self._irs.if_valid_stored(shown.definition), shown.stack,
+                            outputs=outputs)
 
     def list_stacks(self, ctx: RequestContext, query: StackQuery) -> StackPage:
         """One page of the tenant's stacks (every tenant's with ``all_tenants``): the
@@ -102,7 +107,7 @@ class StackReads:
                 limit=size, marker=query.marker, sort_keys=query.sort_keys,
                 sort_dir=query.sort_dir, tags=tags, show_nested=query.show_nested,
                 count=query.with_count)
-            records = [stack_record(None, row, with_outputs=False) for row in rows]
+            records = [stack_record(None, row) for row in rows]
         return StackPage(records, count, full=bool(records) and len(records) == size)
 
     def get_template(self, ctx: RequestContext, name: str, stack_id: str) -> Any:

@@ -106,18 +106,18 @@ class TenantService:
             return _token(token)
 
     def is_live(self, secret: str) -> bool:
-        with self._db.read() as session:
-            return tenant_rows.find_live_token(session, hash_token(secret),
+        with self._db.lookups() as reads:
+            return tenant_rows.find_live_token(reads, hash_token(secret),
                                                self._clock()) is not None
 
     def authenticate(self, secret: str | None) -> Principal:
         if not secret:
             raise AuthenticationRequired(reason="no X-Auth-Token header was sent")
         now = self._clock()
-        with self._db.read() as session:
+        with self._db.lookups() as reads:
             # An expired token is refused in the same words as an unknown one: which
             # secrets once existed is nobody's business.
-            token = tenant_rows.find_live_token(session, hash_token(secret), now)
+            token = tenant_rows.find_live_token(reads, hash_token(secret), now)
             if token is None:
                 raise AuthenticationRequired(reason="the token is not valid")
             principal = Principal(token.id, token.tenant_id, token.role)
@@ -143,8 +143,8 @@ class TenantService:
 
     def require_tenant_id(self, tenant_id: str) -> None:
         """Raise EntityNotFound unless a tenant has exactly this id (admins name any)."""
-        with self._db.read() as session:
-            if session.get(Tenant, tenant_id) is None:
+        with self._db.lookups() as reads:
+            if not tenant_rows.tenant_exists(reads, tenant_id):
                 raise EntityNotFound(entity="Tenant", name=tenant_id)
 
     def tenant_by_id(self, tenant_id: str) -> TenantRecord:

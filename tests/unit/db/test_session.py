@@ -160,3 +160,44 @@ def test_a_rolled_back_sqlite_write_gives_its_turn_back(tmp_path: pathlib.Path) 
         assert wrote == [True]
     finally:
         database.dispose()
+
+
+def test_sqlite_lookups_read_what_is_committed_with_no_transaction_open(
+        tmp_path: pathlib.Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'kiln.sqlite'}")
+    try:
+        with database.transaction() as session:
+            session.execute(text("CREATE TABLE t (n INTEGER)"))
+            session.execute(text("INSERT INTO t VALUES (1)"))
+        inside, leave = threading.Event(), threading.Event()
+
+        def writer() -> None:  # holds the write lock, a row written and not committed
+            with database.transaction() as session:
+                session.execute(text("INSERT INTO t VALUES (2)"))
+                inside.set()
+                leave.wait(5)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        inside.wait(5)
+        try:
+            with database.lookups() as reads:
+                assert reads.scalar(text("SELECT count(*) FROM t")) == 1
+                # No BEGIN was issued: the statement was its own snapshot, now ended.
+                assert not reads.connection.driver_connection.in_transaction
+        finally:
+            leave.set()
+            thread.join(10)
+        with database.lookups() as reads:
+            assert reads.scalar(text("SELECT count(*) FROM t")) == 2
+    finally:
+        database.dispose()
+
+
+def test_a_lookup_s_database_failure_is_unavailable(tmp_path: pathlib.Path) -> None:
+    database = Database(f"sqlite:///{tmp_path}/missing/kiln.sqlite")
+    try:
+        with pytest.raises(DatabaseUnavailable), database.lookups() as reads:
+            reads.execute(text("SELECT 1"))
+    finally:
+        database.dispose()

@@ -29,11 +29,9 @@ def test_stacks_are_found_by_id_deleted_or_not_and_by_name_live_only(
         live = add_stack(session, tenant_id, "s", created_at=later(1))
 
     with db.read() as session:
-        found = stack_rows.find_stack_by_id(session, tenant_id, gone.id)
-        assert found is not None and found.deleted_at == NOW
+        assert stack_rows.find_stack_by_id(session, tenant_id, gone.id) == ("s", gone.id)
         assert stack_rows.find_stack_by_id(session, other, gone.id) is None
-        by_name = stack_rows.find_live_stack_by_name(session, tenant_id, "s")
-        assert by_name is not None and by_name.id == live.id
+        assert stack_rows.find_live_stack_by_name(session, tenant_id, "s") == ("s", live.id)
         assert stack_rows.get_stack(session, tenant_id, "s", live.id).id == live.id
         with pytest.raises(EntityNotFound):
             stack_rows.get_stack(session, tenant_id, "other-name", live.id)
