@@ -7,9 +7,9 @@ and downgrades can always name what they drop.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import JSON, DateTime, MetaData
+from sqlalchemy import JSON, DateTime, MetaData, Table
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase
@@ -49,3 +49,9 @@ class UTCDateTime(TypeDecorator[datetime.datetime]):
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map = {datetime.datetime: UTCDateTime, dict[str, Any]: JSONType}
+
+
+def table(model: type[Base]) -> Table:
+    """A model's table, for Core statements of many rows: ``insert(Model)`` given a list
+    of rows takes the ORM's bulk path, whose per-row bookkeeping these need none of."""
+    return cast("Table", model.__table__)

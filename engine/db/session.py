@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeAlias
 
@@ -31,6 +32,7 @@ from engine.errors import DatabaseUnavailable
 
 _READ_ONLY = "kiln_read_only"
 _AFTER_COMMIT = "kiln_after_commit"
+_SAVEPOINT_MARKS = "kiln_after_commit_marks"  # savepoint -> calls owed when it began
 _HOLDS_TURN = "kiln_holds_write_turn"  # in a pooled connection's info
 LOG = logging.getLogger(__name__)
 
@@ -52,6 +54,7 @@ class Database:
         # Fired when a transaction of this process writes work (see engine.db.wakeup).
         self.work = WorkSignal()
         watch_commits(self._sessions, self.work)
+        event.listen(self._sessions, "after_transaction_create", _mark_savepoint)
         event.listen(self._sessions, "after_commit", _run_after_commit)
         event.listen(self._sessions, "after_soft_rollback", _drop_after_commit)
         self._read_sessions = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}),
@@ -145,7 +148,17 @@ def after_commit(session: Session, call: Callable[[], object]) -> None:
     session.info.setdefault(_AFTER_COMMIT, []).append(call)
 
 
+def _mark_savepoint(session: Session, transaction: SessionTransaction) -> None:
+    """Where a savepoint begins in the calls owed at commit: its rollback drops those
+    added after (the work they count is undone)."""
+    if transaction.nested:
+        marks = session.info.setdefault(_SAVEPOINT_MARKS, weakref.WeakKeyDictionary())
+        marks[transaction] = len(session.info.get(_AFTER_COMMIT, ()))
+
+
 def _run_after_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint released: its calls wait for the transaction's commit
     for call in session.info.pop(_AFTER_COMMIT, ()):
         try:
             call()
@@ -154,8 +167,12 @@ def _run_after_commit(session: Session) -> None:
 
 
 def _drop_after_commit(session: Session, previous: SessionTransaction) -> None:
-    if not previous.nested:  # a savepoint's rollback leaves the transaction's work
+    if not previous.nested:
         session.info.pop(_AFTER_COMMIT, None)
+    else:  # only what the savepoint added is undone
+        mark = session.info.get(_SAVEPOINT_MARKS, {}).get(previous)
+        if mark is not None:
+            del session.info.get(_AFTER_COMMIT, [])[mark:]
 
 
 @contextlib.contextmanager

@@ -11,9 +11,21 @@ import datetime
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import CursorResult, Update, func, select, update
+from sqlalchemy import (
+    BindParameter,
+    CursorResult,
+    Update,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, defer
 
+from engine.db.base import table
 from engine.db.models import Operation, Step, StepDependency
 from engine.db.wakeup import work_written
 from engine.vocabulary import OPEN_STEP_STATES, OperationState, StepState
@@ -45,41 +57,69 @@ def add_steps(session: Session, operation: Operation,
     each resource's type, by name. The operation's state is its caller's
     (``transitions.start_steps``)."""
     types = types or {}
-    steps = {
-        key: Step(operation_id=operation.id, stack_id=operation.stack_id,
-                  resource_name=key[0], action=key[1], prerequisites_left=len(deps),
-                  state=StepState.READY if not deps else StepState.WAITING,
-                  resource_type=types.get(key[0]))
-        for key, deps in requires.items()
-    }
-    session.add_all(steps.values())
-    session.flush()
-    session.add_all(
-        StepDependency(step_id=steps[key].id, prerequisite_id=steps[dep].id)
-        for key, deps in requires.items() for dep in deps
-    )
-    operation.open_steps = len(steps)
+    if requires:
+        # Core executemany INSERTs, not ORM objects: the ORM inserts a row whose key it
+        # reads back one statement at a time (on SQLite), and keeps every object in the
+        # session to the commit; a plan of 10,000 steps was 10,000 statements and as
+        # many objects. The edges need the keys: one read of the operation's steps.
+        session.execute(insert(table(Step)), [
+            {"operation_id": operation.id, "stack_id": operation.stack_id,
+             "resource_name": name, "action": action, "prerequisites_left": len(deps),
+             "state": StepState.READY if not deps else StepState.WAITING,
+             "resource_type": types.get(name)}
+            for (name, action), deps in requires.items()])
+        if any(requires.values()):
+            ids = _step_ids(session, operation.id)
+            session.execute(insert(table(StepDependency)), [
+                {"step_id": ids[key], "prerequisite_id": ids[dep]}
+                for key, deps in requires.items() for dep in deps])
+    operation.open_steps = len(requires)
     work_written(session)
+
+
+def _step_ids(session: Session, operation_id: str) -> dict[StepKey, int]:
+    """The operation's steps' ids, by (resource name, action)."""
+    return {(name, action): step_id for step_id, name, action in session.execute(
+        select(Step.id, Step.resource_name, Step.action)
+        .where(Step.operation_id == operation_id))}
 
 
 def load_steps(session: Session, step_ids: Collection[int]) -> list[Step]:
     return list(session.scalars(select(Step).where(Step.id.in_(list(step_ids)))))
 
 
-def save_progress(session: Session, step_id: int, owner: str, token: object,
-                  next_poll_at: Now, *, started: bool) -> bool:
-    """Store the step's token. ``started``: its action has just started (a new token
-    from ``handle_<action>``), which is progress, so its count of failed tries starts
-    again; a look that found it still waiting is not (a step that fails on its second
-    look would otherwise be retried for ever)."""
-    values: dict[str, Any] = {"token": token, "started": True, "next_poll_at": next_poll_at}
-    if started:
-        values["failures"] = 0
-    return _rows_updated(session, (
-        update(Step)
-        .where(Step.id == step_id, Step.lease_owner == owner, Step.state == StepState.RUNNING)
-        .values(**values)
-    )) == 1
+class Progress(NamedTuple):
+    """A held step's progress to save: its token, and when to look again. ``started``:
+    its action has just started (a new token from ``handle_<action>``), which is
+    progress, so its count of failed tries starts again; a look that found it still
+    waiting is not (a step that fails on its second look would otherwise be retried for
+    ever)."""
+
+    step_id: int
+    token: object
+    next_poll_at: Now
+    started: bool
+
+
+def save_progress_many(session: Session, owner: str, progress: Sequence[Progress]
+                       ) -> set[int]:
+    """Store the steps' progress, in three statements whatever their number:
+    the ids still ours (their rows locked, so no claim moves them meanwhile), then an
+    executemany for each kind of save. The ids saved; the others were not touched."""
+    if not progress:
+        return set()
+    ours = set(session.scalars(
+        select(Step.id).where(Step.id.in_([p.step_id for p in progress]),
+                              Step.lease_owner == owner, Step.state == StepState.RUNNING)
+        .with_for_update()))
+    for started in (True, False):
+        # ORM bulk UPDATE by primary key: one executemany for the rows of one shape.
+        rows = [{"id": p.step_id, "token": p.token, "started": True,
+                 "next_poll_at": p.next_poll_at, **({"failures": 0} if started else {})}
+                for p in progress if p.started == started and p.step_id in ours]
+        if rows:
+            session.execute(update(Step), rows)
+    return ours
 
 
 def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
@@ -88,11 +128,7 @@ def complete_step(session: Session, step: Step, owner: str, now: Now) -> bool:
     if not _close(session, step, owner, now, StepState.COMPLETE, None):
         return False
     operation.open_steps -= 1
-    waiting = select(StepDependency.step_id).where(StepDependency.prerequisite_id == step.id)
-    session.execute(update(Step).where(Step.id.in_(waiting))
-                    .values(prerequisites_left=Step.prerequisites_left - 1),
-                    execution_options=UNSYNCED)
-    _release(session, waiting)
+    _release(session, [step.id])
     _finish_operation_if_done(operation)
     return True
 
@@ -104,26 +140,12 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
     ``wake``: wake the workers for the steps made ready; a closer that claims them
     itself wakes them only for those it leaves (``wakeup.work_written``)."""
     operation = _lock_operation(session, operation_id)
-    closed = set(session.scalars(
-        update(Step)
-        .where(Step.id.in_(list(step_ids)), Step.lease_owner == owner,
-               Step.state == StepState.RUNNING)
-        .values(state=StepState.COMPLETE, failure_reason=None, finished_at=now, lease_owner=None,
-                lease_expires_at=None)
-        .returning(Step.id), execution_options=UNSYNCED))
+    closed = set(session.scalars(_COMPLETE, {"ids": list(step_ids), "owner": owner,
+                                             "now": now}))
     if not closed:
         return Closing(closed, set())
     operation.open_steps -= len(closed)
-    waiting = select(StepDependency.step_id).where(
-        StepDependency.prerequisite_id.in_(list(closed)))
-    released = (select(func.count()).select_from(StepDependency)
-                .where(StepDependency.step_id == Step.id,
-                       StepDependency.prerequisite_id.in_(list(closed)))
-                .scalar_subquery())
-    session.execute(update(Step).where(Step.id.in_(waiting))
-                    .values(prerequisites_left=Step.prerequisites_left - released),
-                    execution_options=UNSYNCED)
-    ready = _release(session, waiting, wake=wake)
+    ready = _release(session, closed, wake=wake)
     _finish_operation_if_done(operation)
     return Closing(closed, ready)
 
@@ -165,12 +187,17 @@ def _lock_operation(session: Session, operation_id: str) -> Operation:
     Its JSON columns are left unread: an update's payload holds both templates, and
     parsing it on every close made each round cost O(size of the stack).
     """
-    operation = session.get(Operation, operation_id, with_for_update=True,
-                            populate_existing=True,
-                            options=[defer(Operation.payload), defer(Operation.context),
-                                     defer(Operation.lifecycle)])
+    operation = session.scalars(_LOCK_OPERATION, {"id": operation_id},
+                                execution_options={"populate_existing": True}).first()
     assert operation is not None, f"operation {operation_id} vanished under its steps"
     return operation
+
+
+# Built once (a close a chain's link).
+_LOCK_OPERATION = (select(Operation).where(Operation.id == bindparam("id"))
+                   .options(defer(Operation.payload), defer(Operation.context),
+                            defer(Operation.lifecycle))
+                   .with_for_update())
 
 
 def _close(session: Session, step: Step, owner: str, now: Now, state: str,
@@ -193,16 +220,45 @@ def _rows_updated(session: Session, statement: Update) -> int:
                 session.execute(statement, execution_options=UNSYNCED)).rowcount
 
 
-def _release(session: Session, waiting: Any, *, wake: bool = True) -> set[int]:
-    """Make ready the ``waiting`` steps with no prerequisite left, and (``wake``) wake
-    workers for them, as other engines may be idle; their ids."""
-    ready = set(session.scalars(
-        update(Step).where(Step.id.in_(waiting), Step.state == StepState.WAITING,
-                           Step.prerequisites_left == 0)
-        .values(state=StepState.READY).returning(Step.id), execution_options=UNSYNCED))
+def _release(session: Session, closed: Collection[int], *, wake: bool = True) -> set[int]:
+    """Count the ``closed`` steps off the prerequisites of the steps waiting on them,
+    and make ready those with none left, in one statement (a SET reads the row as it
+    was, so both columns see the same count); their ids. ``wake``: wake the workers
+    for them, as other engines may be idle."""
+    rows = session.execute(_RELEASE, {"closed": list(closed)})
+    ready = {step_id for step_id, state in rows if state == StepState.READY}
     if ready and wake:
         work_written(session)
     return ready
+
+
+def _released() -> Update:
+    steps, edges = table(Step).c, table(StepDependency).c
+    closed: BindParameter[list[int]] = bindparam("closed", expanding=True)
+    released = (select(func.count()).select_from(table(StepDependency))
+                .where(edges.step_id == steps.id, edges.prerequisite_id.in_(closed))
+                .scalar_subquery())
+    left = steps.prerequisites_left - released
+    return (update(table(Step))
+            .where(steps.id.in_(select(edges.step_id).where(edges.prerequisite_id.in_(closed))))
+            .values(prerequisites_left=left,
+                    state=case((and_(left == 0, steps.state == StepState.WAITING),
+                                StepState.READY), else_=steps.state))
+            .returning(steps.id, steps.state))
+
+
+# Built once, as the claims' (``engine.db.leases``), and in Core, which leaves the
+# session's step objects alone as UNSYNCED does: every close of a chain's link runs
+# them, and building one cost about three times what running it does.
+_COMPLETE = (update(table(Step))
+             .where(table(Step).c.id.in_(bindparam("ids", expanding=True)),
+                    table(Step).c.lease_owner == bindparam("owner"),
+                    table(Step).c.state == StepState.RUNNING)
+             .values(state=StepState.COMPLETE, failure_reason=None,
+                     finished_at=bindparam("now", type_=Step.finished_at.type),
+                     lease_owner=None, lease_expires_at=None)
+             .returning(table(Step).c.id))
+_RELEASE = _released()
 
 
 def _finish_operation_if_done(operation: Operation) -> None:

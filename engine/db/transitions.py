@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy.orm import Session
 
@@ -38,6 +38,36 @@ def set_resource_state(session: Session, stack: Stack, row: Resource, action: Ac
     event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
                          physical_resource_id=row.physical_id or "", resource_type=row.type,
                          action=action, status=status, reason=reason, now=now)
+
+
+class NewState(NamedTuple):
+    """One resource's new state, for :func:`set_resource_states`: its row (id, name,
+    type), its physical id (written with it, and its event's), the state, and the other
+    columns written with it."""
+
+    row_id: int
+    name: str
+    type: str
+    physical_id: str | None
+    action: str
+    status: str
+    reason: str
+    values: Mapping[str, Any]
+
+
+def set_resource_states(session: Session, stack: Stack, states: Sequence[NewState],
+                        now: datetime.datetime) -> None:
+    """:func:`set_resource_state` for many resources of ``stack`` read as outlines (not
+    as objects), in a statement per set of columns written, their events in order."""
+    resource_rows.write_rows(session, [
+        {"id": new.row_id, "action": new.action, "status": new.status,
+         "status_reason": new.reason, "updated_at": now, "physical_id": new.physical_id,
+         **new.values} for new in states])
+    for new in states:
+        event_rows.add_event(session, stack_id=stack.id, resource_name=new.name,
+                             physical_resource_id=new.physical_id or "",
+                             resource_type=new.type, action=new.action, status=new.status,
+                             reason=new.reason, now=now)
 
 
 def mark_resource(session: Session, stack: Stack, row: Resource, action: Action | str,

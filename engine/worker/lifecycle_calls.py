@@ -37,6 +37,7 @@ from engine.context import RequestContext
 from engine.db import event_rows, resource_rows, stack_rows, stack_trees, transitions
 from engine.db.leases import LeaseLost
 from engine.db.models import LifecycleProgress, Operation, OperationContext, Stack
+from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession
 from engine.errors import KilnError
 from engine.ir.stored import StoredIrs
@@ -154,16 +155,19 @@ class LifecycleCalls:
             stack = stack_rows.load_stack(session, operation.stack_id)
             payload = operation.payload or {}
             lineage = stack_trees.lineage(session, stack)
+            # Read once for every view of the call (a stack of 10,000 resources is 10,000
+            # rows).
+            stored = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
             current = None
             if "target" in payload:
                 # Update and its rollback: ``stack`` is what the stack was, and
                 # ``current_stack`` what it becomes, as Heat passes them.
-                view = self._view(session, Redefined.of(stack, payload["previous"]),
+                view = self._view(Redefined.of(stack, payload["previous"]), stored,
                                   operation.action, lineage)
-                current = self._view(session, Redefined.of(stack, payload["target"]),
+                current = self._view(Redefined.of(stack, payload["target"]), stored,
                                      operation.action, lineage, target=True)
             else:
-                view = self._view(session, stack, operation.action, lineage)
+                view = self._view(stack, stored, operation.action, lineage)
             context = _context(operation, stack)
             cached = (_cached_keys(session, operation)
                       if keys and operation.action == Action.UPDATE else None)
@@ -174,14 +178,12 @@ class LifecycleCalls:
             if post:
                 planned = (operation.lifecycle or {}).get("planned")
                 changes = recalled(planned) if planned is not None else None
-                rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
                 call = with_changes(call, changes, outcomes(
-                    rows, changes or {}, operation_secrets(stack, payload)))
+                    stored, changes or {}, operation_secrets(stack, payload)))
             return call, progress
 
-    def _view(self, session: DbSession, stack: StackFacts, action: str,
+    def _view(self, stack: StackFacts, stored: Mapping[str, ResourceRow], action: str,
               lineage: Sequence[TreeMemberFacts], target: bool = False) -> StackView:
-        stored = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         secrets = stack_secrets(stack)
         try:
             return stack_view(stack, action=action, ir=self._irs.of(stack),

@@ -26,7 +26,6 @@ from engine.db.leases import (
     release_operation,
 )
 from engine.db.models import Operation, Stack, StackOutput
-from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession, after_commit
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
@@ -70,13 +69,9 @@ class OperationDriver:
         line logged meanwhile, the lifecycle plugins' included, names the operation, its
         stack and the request that started it (``engine.logs``), with the stack's hidden
         values masked."""
-        secrets: tuple[str, ...] = ()
         with self._db.read() as session:
             label = stack_rows.operation_labels(session, [operation_id]).get(operation_id)
-            operation = session.get(Operation, operation_id)
-            if label is not None and operation is not None:
-                secrets = operation_secrets(stack_rows.load_stack(session, label.stack_id),
-                                            operation.payload)
+            secrets = () if label is None else _secrets(session, operation_id, label.stack_id)
         with logs.bound(secrets=secrets,
                         **(label._asdict() if label else {"operation_id": operation_id})):
             try:
@@ -249,9 +244,10 @@ class OperationDriver:
             transitions.stop(operation, CallRecord(**denial).summary())
             return
         action, payload = operation.action, operation.payload or {}
-        rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
+        # The rows' outlines, not the rows: a plan needs no properties, no data.
+        rows = {row.name: row for row in resource_rows.list_outlines(session, stack.id)}
         stored = {name: ExistingResource(name, frozenset(row.requires or ()),
-                                         replaced=row.replaced is not None)
+                                         replaced=row.replaced)
                   for name, row in rows.items()}
         ir: ResolvedStack | None = None
         if action == Action.ABANDON:
@@ -276,17 +272,20 @@ class OperationDriver:
                 # usual cause. Fail the operation rather than the worker.
                 transitions.stop(operation, reasons.resource_failed(action, exc))
                 return
+            widened: dict[int, list[str]] = {}
+            new: list[resource_rows.NewResource] = []
             for name, node in ir.resources.items():
-                if name in rows:
-                    # Until the update ends, both the old and the new users count.
-                    row = rows[name]
-                    row.requires = sorted(set(row.requires or ()) | node.requires)
+                row = rows.get(name)
+                if row is None:
+                    new.append(resource_rows.NewResource(name, node.type_name,
+                                                         sorted(node.requires)))
                     continue
-                session.add(ResourceRow(
-                    stack_id=stack.id, name=name, type=node.type_name, action=Action.INIT,
-                    status=Status.COMPLETE, status_reason="", physical_id=None,
-                    properties=None, data={}, requires=sorted(node.requires),
-                    created_at=now, updated_at=now))
+                # Until the update ends, both the old and the new users count.
+                requires = sorted(set(row.requires or ()) | node.requires)
+                if requires != row.requires:
+                    widened[row.id] = requires
+            resource_rows.set_requires(session, widened)
+            resource_rows.add_resources(session, stack.id, new, now)
             plan = (plan_update(ir, stored, action) if action in (Action.UPDATE, Action.ROLLBACK)
                     else plan_create(ir, action))
         types = {name: row.type for name, row in rows.items()}
@@ -337,13 +336,16 @@ class OperationDriver:
             ir = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return
-        for row in resource_rows.list_resources(session, stack.id):
-            if row.name in ir.resources:
-                row.requires = sorted(ir.resources[row.name].requires)
+        settled: dict[int, list[str]] = {}
+        for row in resource_rows.list_outlines(session, stack.id):
+            node = ir.resources.get(row.name)
+            if node is not None and sorted(node.requires) != row.requires:
+                settled[row.id] = sorted(node.requires)
+        resource_rows.set_requires(session, settled)
 
     def _check_caveat(self, session: DbSession, stack: Stack) -> str:
         """Heat's suffix when some resource types have no real check."""
-        for row in resource_rows.list_resources(session, stack.id):
+        for row in resource_rows.list_outlines(session, stack.id):
             cls = self._registry.for_stored(row.type)
             if cls is None or not cls.check_supported:
                 return reasons.CHECK_NOT_FULLY_SUPPORTED
@@ -358,6 +360,8 @@ class OperationDriver:
             ir: ResolvedStack = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return []
+        if not ir.outputs:
+            return []  # and no row read
         rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
         scope = StoredScope(
             ir, {name: StoredResource.of(row) for name, row in rows.items()}, self._registry,
@@ -375,6 +379,15 @@ class OperationDriver:
                 item["output_error"] = redact(str(exc), secrets)
             outputs.append(item)
         return outputs
+
+
+def _secrets(session: DbSession, operation_id: str, stack_id: str) -> tuple[str, ...]:
+    """The hidden values the operation may handle; the row read for them is not kept
+    through the phases (an update's payload holds both templates)."""
+    operation = session.get(Operation, operation_id)
+    if operation is None:
+        return ()
+    return operation_secrets(stack_rows.load_stack(session, stack_id), operation.payload)
 
 
 def _log_end(session: DbSession, operation: Operation, stack: Stack, status: Status,

@@ -243,11 +243,10 @@ class StepRunner:
         closed = self._writes.complete_plain(session, [h for h in finished if not h.kind],
                                              now, wake=follow is None)
         lost = set(closed.lost)
-        for held in helds:
+        lost |= self._writes.save(session, [h for h in helds if h.phase != StepPhase.FINISHED])
+        for held in finished:
             try:
-                if held.phase != StepPhase.FINISHED:
-                    self._writes.save(session, held)
-                elif held.kind:
+                if held.kind:
                     self._writes.complete_in(session, held, now)
             except LeaseLost:  # raised before anything of this step was written
                 lost.add(held.step_id)

@@ -166,8 +166,8 @@ class StepDecider:
         if ir is not None and node is not None:
             # Only what this resource references, so a step costs O(its references),
             # not O(size of the stack).
-            for other in resource_rows.list_resources_named(session, stack.id,
-                                                            sorted(node.requires)):
+            for other in resource_rows.list_resources_read_once(session, stack.id,
+                                                                sorted(node.requires)):
                 rows[other.name] = other
             scope = StoredScope(ir, {n: StoredResource.of(r) for n, r in rows.items()},
                                 self._registry, self.runtimes(stack, rows))

@@ -9,7 +9,7 @@ import datetime
 import functools
 import logging
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engine import metrics, reasons
 from engine.db import resource_rows, stack_rows, steps
@@ -17,7 +17,12 @@ from engine.db.leases import LeaseLost
 from engine.db.models import PropertyDrift, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import DbSession, after_commit
-from engine.db.transitions import add_replaced_resource_event, set_resource_state
+from engine.db.transitions import (
+    NewState,
+    add_replaced_resource_event,
+    set_resource_state,
+    set_resource_states,
+)
 from engine.errors import KilnError
 from engine.resources.drift import drift_reason
 from engine.resources.registry import ResourceTypeRegistry
@@ -45,18 +50,29 @@ class StepWrites:
         self._owner = owner
         self._registry = registry
 
-    def save(self, session: DbSession, held: HeldStep) -> None:
-        """Save a waiting step's progress: its token, and what its handler recorded."""
-        next_poll = datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC)
-        if not steps.save_progress(session, held.step_id, self._owner, held.token, next_poll,
-                                   started=held.phase == StepPhase.STARTED):
-            raise LeaseLost()
-        row = self.row(session, held)
-        self._keep_handler_state(row, held)
-        if held.kind != Action.CLEANUP and held.drift is not None:
-            row.drift = self._masked(held)
-        held.saved_data = dict(held.instance.data)
-        held.phase = StepPhase.WAITING
+    def save(self, session: DbSession, waiting: Sequence[HeldStep]) -> set[int]:
+        """Save waiting steps' progress: their tokens, and what their handlers recorded,
+        a few statements whatever their number (a thousand steps started together save
+        together); the ids whose lease was lost (nothing was written for them)."""
+        saved = steps.save_progress_many(session, self._owner, [
+            steps.Progress(held.step_id, held.token,
+                           datetime.datetime.fromtimestamp(held.next_poll_at, datetime.UTC),
+                           held.phase == StepPhase.STARTED) for held in waiting])
+        by_stack: dict[str, list[HeldStep]] = {}
+        for held in waiting:
+            if held.step_id in saved:
+                by_stack.setdefault(held.stack_id, []).append(held)
+        for stack_id, group in by_stack.items():
+            rows = {row.name: row for row in resource_rows.list_resources_named(
+                session, stack_id, [held.resource_name for held in group])}
+            for held in group:
+                row = rows[held.resource_name]
+                self._keep_handler_state(row, held)
+                if held.kind != Action.CLEANUP and held.drift is not None:
+                    row.drift = self._masked(held)
+                held.saved_data = dict(held.instance.data)
+                held.phase = StepPhase.WAITING
+        return {held.step_id for held in waiting} - saved
 
     def complete_plain(self, session: DbSession, done: Sequence[HeldStep],
                         now: datetime.datetime, *, wake: bool = True) -> Closed:
@@ -75,16 +91,23 @@ class StepWrites:
             lost |= {h.step_id for h in group} - closed
             ready |= made_ready
             stack = stack_rows.load_stack(session, group[0].stack_id)
-            rows = {row.name: row for row in resource_rows.list_resources_named(
+            # Outlines, not objects, written with an executemany: a round's thousand
+            # resource objects cost more to load and track than the round's statements.
+            rows = {row.name: row for row in resource_rows.list_outlines(
                 session, stack.id, [h.resource_name for h in group if h.step_id in closed])}
+            states = []
             for held in group:
                 if held.step_id in closed:
                     self.count_finished(session, held.resource_type, Status.COMPLETE,
                                         held.started_at, now)
                     row = rows[held.resource_name]
-                    self._keep_handler_state(row, held)
-                    set_resource_state(session, stack, row, held.action, Status.COMPLETE,
-                                       self._record_drift(row, held), now)
+                    drift, reason = self._drift(held)
+                    # What the handler recorded (``_keep_handler_state``), with the state.
+                    states.append(NewState(row.id, row.name, row.type,
+                                           held.instance.physical_id, held.action,
+                                           Status.COMPLETE, reason,
+                                           {"data": dict(held.instance.data), **drift}))
+            set_resource_states(session, stack, states, now)
         return Closed(lost, ready)
 
     def complete_in(self, session: DbSession, held: HeldStep, now: datetime.datetime) -> None:
@@ -166,14 +189,24 @@ class StepWrites:
                                                 seconds))
 
     def _record_drift(self, row: ResourceRow, held: HeldStep) -> str:
-        """Store what a completed action learnt of the resource's drift; the reason of
-        its COMPLETE event. A create or an update without observing leaves the resource
-        as its template says, so any drift seen before is gone."""
+        """Store what a completed action learnt of the resource's drift (``_drift``);
+        the reason of its COMPLETE event."""
+        drift, reason = self._drift(held)
+        if "drift" in drift:
+            row.drift = drift["drift"]
+        return reason
+
+    def _drift(self, held: HeldStep) -> tuple[dict[str, Any], str]:
+        """What a completed action writes of the resource's drift (the ``drift`` column,
+        or nothing), and the reason of its COMPLETE event. A create or an update without
+        observing leaves the resource as its template says, so any drift seen before is
+        gone."""
+        written: dict[str, Any] = {}
         if held.drift is not None:
-            row.drift = self._masked(held)
+            written["drift"] = self._masked(held)
         elif held.action in REDEFINING:
-            row.drift = None
-        return drift_reason(held.drift) if held.drift else reasons.STATE_CHANGED
+            written["drift"] = None
+        return written, drift_reason(held.drift) if held.drift else reasons.STATE_CHANGED
 
     @staticmethod
     def _keep_handler_state(row: ResourceRow, held: HeldStep) -> None:

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
-from engine.db import leases
+from engine.db import leases, steps
 from engine.db.models import Step, Worker
 from engine.db.session import Database
 from engine.vocabulary import Action, OperationState, StepState
@@ -151,3 +151,29 @@ def _steps(db: Database, count: int, state: str = StepState.READY,
             {"operation_id": operation.id, "stack_id": operation.stack_id,
              "resource_name": f"r{i}", "action": Action.CREATE, "state": state,
              "prerequisites_left": 0, "lease_owner": lease_owner} for i in range(count)]))
+
+
+def test_a_step_a_close_made_ready_is_the_closers_to_claim_before_anyone_sees_it(
+        db: Database) -> None:
+    register(db, "w1")
+    register(db, "w2")
+    create = Action.CREATE
+    with db.transaction() as session:
+        operation = add_operation(session, add_stack(session, add_tenant(session).id),
+                                  state=OperationState.RUNNING)
+        steps.add_steps(session, operation, {("a", create): [], ("b", create): [("a", create)]})
+        operation_id = operation.id
+    with db.transaction() as session:
+        [claimed] = leases.claim_steps(session, "w1", SKEWED, 10)
+    a = claimed.step.id
+
+    with db.transaction() as closing:
+        _, ready = steps.complete_steps(closing, operation_id, [a], "w1", SKEWED, wake=False)
+        # Another worker's claim meanwhile: b is READY only inside the closing
+        # transaction, whose row lock its SKIP LOCKED passes by.
+        with db.transaction() as other:
+            assert leases.claim_steps(other, "w2", SKEWED, 10) == []
+        [b] = leases.claim_ready(closing, "w1", SKEWED, ready, 10, {})
+    with db.read() as session:
+        row = session.get_one(Step, b.id)
+        assert (row.resource_name, row.state, row.lease_owner) == ("b", StepState.RUNNING, "w1")

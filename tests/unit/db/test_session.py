@@ -82,16 +82,19 @@ def test_after_commit_runs_once_the_transaction_commits_and_never_after_a_rollba
     with db.transaction() as session:
         after_commit(session, lambda: ran.append("committed"))
         with session.begin_nested() as savepoint:
-            savepoint.rollback()  # a savepoint's rollback leaves the transaction's calls
-        assert ran == []
-    assert ran == ["committed"]
+            after_commit(session, lambda: ran.append("undone"))
+            savepoint.rollback()  # the transaction's calls stay; the savepoint's go
+        with session.begin_nested():
+            after_commit(session, lambda: ran.append("released"))
+        assert ran == [], "a savepoint's release is no commit"
+    assert ran == ["committed", "released"]
 
     with pytest.raises(RuntimeError), db.transaction() as session:
         after_commit(session, lambda: ran.append("rolled back"))
         raise RuntimeError
     with db.transaction():
         pass  # the next transaction runs nothing left over
-    assert ran == ["committed"]
+    assert ran == ["committed", "released"]
 
 
 def test_a_database_that_does_not_answer_is_counted(tmp_path: pathlib.Path) -> None:

@@ -4,8 +4,9 @@ waited on them released, and the operation's count of open steps kept with them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, func, select
 
 from engine.db import steps
 from engine.db.models import Operation, Step, StepDependency
@@ -96,6 +97,31 @@ def test_a_plan_is_written_ready_or_waiting_with_its_prerequisites(
     assert operation(db, operation_id).open_steps == 4
 
 
+def test_a_plan_is_written_in_three_statements_whatever_its_size(
+        db: Database, tenant_id: str) -> None:
+    chain = {(f"r{n}", C): [(f"r{n - 1}", C)] if n else [] for n in range(300)}
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement.split()[0])
+
+    with db.transaction() as session:
+        operation = add_operation(session, add_stack(session, tenant_id),
+                                  state=OperationState.RUNNING)
+        event.listen(db.engine, "before_cursor_execute", record)
+        try:
+            steps.add_steps(session, operation, chain)
+        finally:
+            event.remove(db.engine, "before_cursor_execute", record)
+
+    # The steps, their ids read back, their edges.
+    assert sent == ["INSERT", "SELECT", "INSERT"]
+    assert states(db, operation.id)["r0"] == (StepState.READY, 0)
+    assert states(db, operation.id)["r299"] == (StepState.WAITING, 1)
+    with db.read() as session:
+        assert session.scalar(select(func.count()).select_from(StepDependency)) == 299
+
+
 def test_writing_a_plan_wakes_workers_when_it_commits(db: Database, tenant_id: str) -> None:
     db.work.wait(0)
     planned(db, tenant_id)
@@ -121,15 +147,15 @@ def test_progress_is_saved_and_only_a_start_resets_the_count_of_failed_tries(
         session.get_one(Step, step_id).failures = 2
 
     with db.transaction() as session:
-        assert steps.save_progress(session, step_id, "w1", {"look": 1}, later(10),
-                                   started=False)
+        assert steps.save_progress_many(session, "w1", [
+            steps.Progress(step_id, {"look": 1}, later(10), started=False)]) == {step_id}
     row = step_row(db, operation_id, "a")
     assert (row.token, row.started, row.next_poll_at, row.failures) == (
         {"look": 1}, True, later(10), 2)
 
     with db.transaction() as session:
-        assert steps.save_progress(session, step_id, "w1", {"look": 2}, later(20),
-                                   started=True)
+        assert steps.save_progress_many(session, "w1", [
+            steps.Progress(step_id, {"look": 2}, later(20), started=True)]) == {step_id}
     assert step_row(db, operation_id, "a").failures == 0
 
 
@@ -137,12 +163,15 @@ def test_progress_is_not_saved_by_a_worker_that_lost_the_lease(
         db: Database, tenant_id: str) -> None:
     operation_id = planned(db, tenant_id)
     run(db, operation_id, "a", owner="w2")
-    step_id = step_row(db, operation_id, "a").id
+    run(db, operation_id, "b")
+    ids = {name: step_row(db, operation_id, name).id for name in ("a", "b")}
 
     with db.transaction() as session:
-        assert not steps.save_progress(session, step_id, "w1", {"x": 1}, later(10),
-                                       started=True)
+        assert steps.save_progress_many(session, "w1", [
+            steps.Progress(ids["a"], {"x": 1}, later(10), started=True),
+            steps.Progress(ids["b"], {"x": 2}, later(10), started=False)]) == {ids["b"]}
     assert step_row(db, operation_id, "a").token is None
+    assert step_row(db, operation_id, "b").token == {"x": 2}
 
 
 # --- completing -----------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from engine.db import steps, transitions
-from engine.db.models import Event, Operation, OperationContext, Resource, Stack, Step
+from engine.db import event_rows, steps, transitions
+from engine.db.models import Operation, OperationContext, Resource, Stack, Step
 from engine.db.session import Database
 from engine.errors import ActionInProgress, StackExists
 from engine.vocabulary import Action, CancelReason, OperationState, Status, StepState
@@ -27,8 +27,9 @@ def events(session: Session, stack: Stack) -> list[tuple[str, str, str, str]]:
     stack's own are named "stack"."""
     return [("stack" if event.resource_name == stack.name else event.resource_name,
              event.action, event.status, event.reason)
-            for event in session.scalars(
-                select(Event).where(Event.stack_id == stack.id).order_by(Event.seq))]
+            for event in event_rows.list_events(session, [stack.id], resource_name=None,
+                                                filters={}, limit=None, marker=None,
+                                                ascending=True)]
 
 
 def operations(session: Session, stack: Stack) -> list[Operation]:
@@ -65,10 +66,37 @@ def test_a_resource_s_state_is_written_with_its_event(db: Database, tenant_id: s
 
         assert (row.action, row.status, row.status_reason, row.updated_at) == (
             Action.UPDATE, Status.FAILED, "broken", later(5))
-        event = session.scalars(select(Event).where(Event.stack_id == stack.id)).one()
+        [event] = event_rows.list_events(session, [stack.id], resource_name=None, filters={},
+                                         limit=None, marker=None, ascending=True)
         assert (event.resource_name, event.physical_resource_id, event.resource_type,
                 event.action, event.status, event.reason) == (
             "r", "phys-1", "OS::Heat::None", "UPDATE", "FAILED", "broken")
+
+
+def test_many_resources_states_are_written_with_their_events_in_order(
+        db: Database, tenant_id: str) -> None:
+    with db.transaction() as session:
+        stack = add_stack(session, tenant_id)
+        first, second = add_resource(session, stack, "b"), add_resource(session, stack, "a")
+
+    with db.transaction() as session:
+        transitions.set_resource_states(session, stack, [
+            transitions.NewState(first.id, "b", "T::B", "phys-b", Action.CREATE,
+                                 Status.COMPLETE, "done", {"data": {"k": 1}}),
+            transitions.NewState(second.id, "a", "T::A", None, Action.DELETE,
+                                 Status.COMPLETE, "gone", {})], later(5))
+
+    with db.read() as session:
+        rows = {row.name: row for row in session.scalars(select(Resource))}
+        assert [(r.action, r.status, r.status_reason, r.physical_id, r.data, r.updated_at)
+                for r in (rows["b"], rows["a"])] == [
+            ("CREATE", "COMPLETE", "done", "phys-b", {"k": 1}, later(5)),
+            ("DELETE", "COMPLETE", "gone", None, {}, later(5))]
+        assert [(e.resource_name, e.physical_resource_id, e.resource_type, e.action,
+                 e.reason) for e in event_rows.list_events(
+                     session, [stack.id], resource_name=None, filters={}, limit=None,
+                     marker=None, ascending=True)] == [
+            ("b", "phys-b", "T::B", "CREATE", "done"), ("a", "", "T::A", "DELETE", "gone")]
 
 
 def test_a_marked_resource_has_an_event_only_when_its_state_changes(

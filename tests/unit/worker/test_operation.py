@@ -10,11 +10,12 @@ after a deadline, a cancel or a denial, what the finish stores, and when it roll
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from engine import reasons
 from engine.context import RequestContext
@@ -427,6 +428,46 @@ def test_an_update_takes_its_new_definition_at_the_plan_and_settles_at_the_finis
     assert (records["a"].required_by, records["c"].required_by) == ([], ["b"])
     assert state(stacks, ctx, name, stack_id) == (
         "UPDATE_COMPLETE", "Stack UPDATE completed successfully")
+
+
+def test_a_stacks_writes_take_as_many_statements_whatever_its_size(
+        db: Database, types: ResourceTypeRegistry, clock: Clock, stacks: StackApi,
+        ctx: RequestContext) -> None:
+    # A plan's rows and steps, and the events of each transaction, are a statement each.
+    driving = Driving(db, types, clock)
+
+    def lived(size: int) -> tuple[Counter[str], str, str]:
+        """A flat stack of ``size`` created, then deleted: the statements the worker sent
+        meanwhile, by their first three words; its name and id."""
+        name, stack_id = create(stacks, ctx, "heat_template_version: 2018-08-31\n"
+                                "resources:\n" + "".join(f"  r{n}: {{type: OS::Heat::None}}\n"
+                                                           for n in range(size)))
+        sent: Counter[str] = Counter()
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            sent[" ".join(statement.split()[:3])] += 1
+
+        for then in ((), (name, stack_id)):
+            if then:
+                stacks.delete(ctx, *then)
+            event.listen(db.engine, "before_cursor_execute", record)
+            try:
+                driving.advance()
+                driving.steps()
+                driving.advance()
+            finally:
+                event.remove(db.engine, "before_cursor_execute", record)
+        assert state(stacks, ctx, name, stack_id)[0] == "DELETE_COMPLETE"
+        return sent, name, stack_id
+
+    small, _, _ = lived(5)
+    large, name, stack_id = lived(60)
+
+    assert small == large
+    assert (large["INSERT INTO resources"], large["INSERT INTO steps"]) == (1, 2)
+    assert [f"{e.action}_{e.status}" for e in stacks.list_events(
+        ctx, name, stack_id, EventQuery(ascending=True), "r7")] == [
+        "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
 
 
 @pytest.mark.parametrize(("kind", "reason"), [
