@@ -244,10 +244,9 @@ class StepRunner:
                                              now, wake=follow is None)
         lost = set(closed.lost)
         lost |= self._writes.save(session, [h for h in helds if h.phase != StepPhase.FINISHED])
-        for held in finished:
+        for held in (h for h in finished if h.kind):
             try:
-                if held.kind:
-                    self._writes.complete_in(session, held, now)
+                self._writes.complete_in(session, held, now)
             except LeaseLost:  # raised before anything of this step was written
                 lost.add(held.step_id)
         followers = []
