@@ -43,9 +43,12 @@ if TYPE_CHECKING:
     from engine.services.lifecycle import LifecycleService
     from engine.services.proposals import StackLimits
     from engine.services.resource_types import ResourceTypes
+    from engine.services.snapshots import StackSnapshots
+    from engine.services.software_configs import SoftwareConfigs
     from engine.services.stack_dry_runs import StackDryRuns
     from engine.services.stack_resources import StackResources
     from engine.services.stack_writes import StackWrites
+    from engine.worker.deliveries import DeliverySettings
     from engine.worker.loop import WorkerLoop
 
 WsgiApp = Callable[..., Any]
@@ -111,7 +114,8 @@ class Kiln:
             max_template_bytes=self.conf.api.max_template_bytes,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
             max_pending_operations=self.conf.api.max_pending_operations,
-            default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds)
+            default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds,
+            event_sink_schemes=tuple(self.conf.event_sinks.allowed_schemes))
 
     @functools.cached_property
     def stack_writes(self) -> StackWrites:
@@ -137,7 +141,7 @@ class Kiln:
 
     @functools.cached_property
     def stack_reads(self) -> StackReads:
-        return StackReads(self.db, self.irs, StackPaging(
+        return StackReads(self.db, self.irs, self.registry, self.clock, StackPaging(
             default=self.conf.api.default_stacks_per_page,
             maximum=self.conf.api.max_stacks_per_page))
 
@@ -146,6 +150,15 @@ class Kiln:
         from engine.services.stack_resources import StackResources  # see TYPE_CHECKING above
 
         return StackResources(self.db, self.registry, self.clock, self.irs)
+
+    @functools.cached_property
+    def stack_snapshots(self) -> StackSnapshots:
+        from engine.services.snapshots import StackSnapshots  # see TYPE_CHECKING above
+
+        return StackSnapshots(
+            self.db, self.registry, self.stack_limits, self.clock,
+            max_per_stack=self.conf.api.max_snapshots_per_stack,
+            backlog=Backlog(self.db, self.clock, self.conf.api.max_pending_operations))
 
     @functools.cached_property
     def stack_events(self) -> StackEvents:
@@ -182,11 +195,19 @@ class Kiln:
             health=HealthService(self.db), approvals=self.approvals,
             graphs=StackGraphs(self.db, self.irs, self.stack_reads,
                                self.stack_resources),
-            operator=self.operator)
+            operator=self.operator,
+            snapshots=self.stack_snapshots,
+            software_configs=self.software_configs)
         return create_app(services, ApiSettings(
             max_body_bytes=self.conf.api.max_body_bytes,
             healthcheck_detailed=self.conf.api.healthcheck_detailed,
             metrics_multiprocess_dir=metrics_multiprocess_dir))
+
+    @functools.cached_property
+    def software_configs(self) -> SoftwareConfigs:
+        from engine.services.software_configs import SoftwareConfigs  # see TYPE_CHECKING
+
+        return SoftwareConfigs(self.db, self.clock)
 
     @functools.cached_property
     def approvals(self) -> Approvals:
@@ -217,9 +238,20 @@ class Kiln:
             operation_threads=engine.operation_threads,
             poison=PoisonRule(engine.internal_error_attempts,
                               engine.internal_error_backoff_seconds),
-            api_url=self.public_api_url)
+            api_url=self.public_api_url, deliveries=self.delivery_settings())
         return WorkerLoop(self.db, self.registry, settings, host=self.conf.host,
                           lifecycle=self.lifecycle, clock=self.clock, irs=self.irs)
+
+    def delivery_settings(self) -> DeliverySettings:
+        from engine.worker.deliveries import DeliverySettings  # see TYPE_CHECKING above
+
+        sinks = self.conf.event_sinks
+        return DeliverySettings(
+            timeout_seconds=sinks.timeout_seconds, max_attempts=sinks.max_attempts,
+            backoff_seconds=sinks.backoff_seconds,
+            max_backoff_seconds=sinks.max_backoff_seconds, poll_seconds=sinks.poll_seconds,
+            batch_size=sinks.batch_size, threads=sinks.threads,
+            allowed_schemes=tuple(sinks.allowed_schemes))
 
     def queue_depth(self) -> QueueDepth | None:
         """What the workers have before them, for the gauges a metrics scrape reads in

@@ -127,6 +127,10 @@ api_opts = [
                help="Most stacks (not deleted) one tenant may have; a create past it is "
                "refused with 400 RequestLimitExceeded. -1: no limit. The quota lifecycle "
                "plugin adds per-tenant overrides."),
+    cfg.IntOpt("max_snapshots_per_stack", default=32, min=-1,
+               help="Most snapshots one stack may have (Heat's option and default); a "
+               "snapshot past it is refused with 400 RequestLimitExceeded, except for an "
+               "admin token, as in Heat. -1: no limit."),
     cfg.IntOpt("default_stacks_per_page", default=1000, min=1,
                help="Stacks in one page of GET /stacks when the request gives no limit "
                "(at most max_stacks_per_page). A page that is full links to the next. "
@@ -140,9 +144,9 @@ api_opts = [
     cfg.IntOpt("max_pending_operations", default=100, min=-1,
                help="Most operations left waiting for their first worker, across every "
                "tenant: while this many wait, a request that would queue another (create, "
-               "adopt, update, delete, suspend, resume, check, abandon) is refused with "
-               "503 and Retry-After (the time the oldest has waited, 1 to 60 s), before "
-               "any other work. Cancels are never refused. -1: no bound."),
+               "adopt, update, delete, suspend, resume, check, abandon, snapshot, restore) "
+               "is refused with 503 and Retry-After (the time the oldest has waited, 1 to "
+               "60 s), before any other work. Cancels are never refused. -1: no bound."),
     cfg.BoolOpt("healthcheck_detailed", default=False,
                 help="Show every caller of GET /healthcheck the detailed view (each "
                 "check's details, the process's Python, platform and thread stacks), as "
@@ -282,6 +286,39 @@ lifecycle_plugin_opts = [
                  "the request is stored and the worker's real pre-op decides."),
 ]
 
+event_sink_opts: list[cfg.Opt] = [
+    cfg.FloatOpt("timeout_seconds", default=5.0, min=0.1,
+                 help="Longest wait for an event sink's receiver to accept a connection, "
+                 "and again for its answer, per delivery. A delivery not answered 2xx in "
+                 "time is tried again later; its claim lasts three times this, so an "
+                 "engine that dies mid-delivery leaves it to another engine (or to its "
+                 "own restart) that soon."),
+    cfg.IntOpt("max_attempts", default=10, min=1,
+               help="Tries of one event's delivery to one sink before it is given up "
+                    "(logged at WARNING, counted in kiln_event_deliveries_total with "
+                    "outcome given_up, and kept in the outbox for the operator)."),
+    cfg.FloatOpt("backoff_seconds", default=1.0, min=0.0,
+                 help="Wait before the second try of a failed delivery; doubled before "
+                 "each further try up to max_backoff_seconds, half of each wait random. "
+                 "With the defaults a receiver that stays down is given up 4 to 9 "
+                 "minutes after the first try."),
+    cfg.FloatOpt("max_backoff_seconds", default=300.0, min=0.0,
+                 help="Longest wait between two tries of a delivery."),
+    cfg.FloatOpt("poll_seconds", default=1.0, min=0.01,
+                 help="How often each engine process looks for deliveries that are due "
+                 "(one indexed read; the write lock is taken only when some are)."),
+    cfg.IntOpt("batch_size", default=20, min=1,
+               help="Deliveries one engine process claims at a time."),
+    cfg.IntOpt("threads", default=4, min=1,
+               help="Threads per engine process that send deliveries, one target at a "
+               "time each: a slow receiver holds up only its own events."),
+    cfg.ListOpt("allowed_schemes", default=["http", "https"],
+                item_type=types.String(choices=["http", "https"]),
+                help="URL schemes a webhook sink's target may use. A stack create or "
+                "update naming another is refused (400); deliveries already owed to one "
+                "are given up."),
+]
+
 GROUPS: dict[str | None, list[cfg.Opt]] = {
     None: default_opts,
     "database": database_opts,
@@ -290,6 +327,7 @@ GROUPS: dict[str | None, list[cfg.Opt]] = {
     "template": template_opts,
     "yaql": yaql_opts,
     "lifecycle_plugins": lifecycle_plugin_opts,
+    "event_sinks": event_sink_opts,
 }
 
 

@@ -13,6 +13,9 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   │   ├── ResourceNotFound
     │   │   └── OutputNotFound
     │   ├── GroupMemberNotFound
+    │   ├── SoftwareConfigNotFound
+    │   ├── SoftwareDeploymentNotFound
+    │   ├── SnapshotNotFound
     │   ├── NoEventsFound
     │   ├── EventNotFound
     │   ├── ResourceNotAvailable
@@ -25,6 +28,7 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── NothingToCancel .... kiln-manage
     │   ├── WorkerAlive ........ kiln-manage
     │   ├── TenantNotEmpty ..... kiln-manage
+    │   ├── InvalidRestrictedAction .. a software config a deployment names
     │   └── NoApprovalAwaited .. an approval gate decided already, or none
     ├── Invalid ................ 400
     │   ├── StackValidationFailed
@@ -47,6 +51,7 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── PhysicalResourceIDAmbiguity
     │   ├── NotSupported
     │   ├── ResourceActionNotSupported
+    │   ├── InvalidBreakPointHook .. a hook no breakpoint has, or one not set
     │   ├── LifecycleDenied .... a lifecycle plugin's dry run would fail the operation
     │   └── AmbiguousName ...... kiln-manage: a name or id prefix matches several
     ├── Unauthorized ........... 401
@@ -57,7 +62,6 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── ServicesForbidden
     │   ├── ApprovalForbidden
     │   └── OperatorViewForbidden .. every tenant's operations or plugin calls
-    ├── NotProvided ............ 501: a Heat feature Kiln does not serve (yet)
     ├── Unavailable ............ 503
     │   ├── DatabaseUnavailable
     │   ├── SchemaBehind
@@ -154,14 +158,6 @@ class Forbidden(KilnError):
     msg_fmt = "{reason}"
 
 
-class NotProvided(KilnError):
-    """A Heat v1 route Kiln does not serve; ``feature`` names it for the tenant
-    (``engine/api/endpoints/not_provided.py``). Heat serves these paths, so a client asking
-    Kiln is told what is missing rather than a 404 that reads as "your stack is gone"."""
-
-    msg_fmt = "Kiln does not provide {feature}."
-
-
 class Unavailable(KilnError):
     msg_fmt = "{reason}"
 
@@ -223,6 +219,27 @@ class GroupMemberNotFound(NotFound):
     """``get_attr`` of a group member the group does not have (Heat's words)."""
 
     msg_fmt = "Member '{member}' not found in group resource '{group}'."
+
+
+class SoftwareConfigNotFound(NotFound):
+    """No software config of the tenant's has this id (Heat's words; Heat's type is
+    ``NotFound``)."""
+
+    msg_fmt = "Software config with id {id} not found"
+
+
+class SoftwareDeploymentNotFound(NotFound):
+    """No software deployment of the tenant's has this id (Heat's words; Heat's type is
+    ``NotFound``)."""
+
+    msg_fmt = "Deployment with id {id} not found"
+
+
+class InvalidRestrictedAction(Conflict):
+    """Deleting a software config a deployment still names (Heat's words; Heat answers
+    500, Kiln 409: the tenant can delete the deployment first)."""
+
+    msg_fmt = "Software config with id {id} can not be deleted as it is referenced."
 
 
 class StackExists(Conflict):
@@ -389,6 +406,19 @@ class NoApprovalFound(NotFound):
     msg_fmt = "No operation of stack {stack} is waiting for approval."
 
 
+class SnapshotNotFound(NotFound):
+    """Heat's two answers: ``snapshot`` is no snapshot of the tenant's ("Snapshot with id
+    <id> not found"), or is one of another of its stacks (given ``stack``)."""
+
+    msg_fmt = "The Snapshot ({snapshot}) for Stack ({stack}) could not be found."
+
+    def __init__(self, location: Location | None = None, **details: Any) -> None:
+        super().__init__(location, **details)
+        if "stack" not in details:
+            self.message = f"Snapshot with id {details['snapshot']} not found"
+            self.args = (str(self),)
+
+
 class NoEventsFound(NotFound):
     msg_fmt = "No events found for resource {resource_name}"
 
@@ -421,6 +451,13 @@ class NotSupported(Invalid):
 
 class ResourceActionNotSupported(Invalid):
     msg_fmt = "{action} is not supported for resource."
+
+
+class InvalidBreakPointHook(Invalid):
+    """Heat's: an environment's ``hooks`` that name no hook type, or a signal's
+    ``unset_hook`` that names none or one not set on the resource."""
+
+    msg_fmt = "{message}"
 
 
 class LifecycleDenied(Invalid):

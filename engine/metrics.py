@@ -53,6 +53,8 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 OTHER_TYPE = "other"
 #: The ``outcome`` of an operation that a cancel ended (its stack shows FAILED).
 CANCELLED = "CANCELLED"
+#: ``kiln_event_deliveries_total`` outcomes.
+DELIVERED, RETRIED, GIVEN_UP = "delivered", "retried", "given_up"
 #: ``kiln_database_errors_total`` kinds: the database did not answer (refused, gone,
 #: locked past the busy timeout), or aborted a transaction (a deadlock, a serialisation
 #: failure), which ``Database.retrying`` may run again.
@@ -101,6 +103,10 @@ DATABASE_ERRORS = Counter(
 DATABASE_RETRIES = Counter(
     "kiln_database_retries_total", "Transactions run again after the database aborted "
     "them (a deadlock or a serialisation failure).")
+EVENT_DELIVERIES = Counter(
+    "kiln_event_deliveries_total", "Tries to deliver an event to an event sink, by "
+    "outcome (delivered, retried: failed and due again, given_up: failed for the last "
+    "time).", ("outcome",))
 
 
 # --- recording ----------------------------------------------------------------------------
@@ -175,6 +181,13 @@ def database_retry() -> None:
     DATABASE_RETRIES.inc()
 
 
+@_never_raises
+def event_delivery(outcome: str) -> None:
+    """One try of an event sink delivery: :data:`DELIVERED`, :data:`RETRIED` or
+    :data:`GIVEN_UP`."""
+    EVENT_DELIVERIES.labels(outcome).inc()
+
+
 # --- queue depth, read at scrape time ------------------------------------------------------
 
 
@@ -186,6 +199,8 @@ class QueueDepth:
     waiting_operations: int
     #: Age of the oldest operation not yet finished; 0 when there is none.
     oldest_running_operation_age_seconds: float
+    #: Event sink deliveries owed, neither made nor given up (the outbox's depth).
+    pending_event_deliveries: int = 0
 
 
 class QueueDepthCollector(Collector):
@@ -218,6 +233,8 @@ QUEUE_GAUGES = (
      "yet.", "waiting_operations"),
     ("kiln_oldest_running_operation_age_seconds", "Age of the oldest stack operation not "
      "yet finished (0: none).", "oldest_running_operation_age_seconds"),
+    ("kiln_pending_event_deliveries", "Event sink deliveries owed, neither made nor given "
+     "up yet (the outbox's depth).", "pending_event_deliveries"),
 )
 
 

@@ -118,6 +118,21 @@ def resource_error(kind: str, name: str, message: str) -> str:
     return f"{kind}: resources.{name}: {message}"
 
 
+def hook_reached(action: str, hook: str) -> str:
+    """A resource paused at a breakpoint (Heat's ``Resource._break_if_required``); the
+    CLI's ``stack hook poll`` looks for these words."""
+    return f"{action} paused until Hook {hook} is cleared"
+
+
+def hook_cleared(hook: str) -> str:
+    """A signal's ``unset_hook`` cleared a breakpoint (Heat's ``Resource._unset_hook``)."""
+    return f"Hook {hook} is cleared"
+
+
+#: A paused resource's operation ended (timed out, cancelled) while it waited: Heat's.
+HOOK_WAIT_FAILED = "Failure occurred while waiting."
+
+
 def signal_taken(summary: str | None, details: Mapping[str, Any] | None) -> str:
     """The reason of a ``SIGNAL`` event (Heat's ``Resource._handle_signal``): the
     resource type's summary of the signal, else what Heat makes of its details."""

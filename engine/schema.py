@@ -539,3 +539,107 @@ def _finite(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{text} is out of range for a number")
     return number
+
+
+# --- software config inputs and outputs (Heat's software_config_io) ----------------------
+#
+# One owner for both writers of software configs: the config resource types declare
+# their ``inputs`` and ``outputs`` properties with these schemas, and
+# ``POST /software_configs`` checks its body with them (engine/services/software_configs.py).
+
+#: Heat's software-config I/O types: template parameter types, CFN spelling.
+IO_TYPES = ("String", "Number", "CommaDelimitedList", "Json", "Boolean")
+
+CONFIG_INPUT_SCHEMA: Mapping[str, Property] = {
+    "name": Property(STRING, "Name of the input.", required=True),
+    "description": Property(STRING, "Description of the input."),
+    "type": Property(STRING, "Type of the value of the input.", default="String",
+                     constraints=(AllowedValues(IO_TYPES),)),
+    "default": Property(ANY, "Default value for the input if none is specified."),
+    "replace_on_change": Property(
+        BOOLEAN, "Replace the deployment instead of updating it when the input value "
+                 "changes.", default=False),
+}
+
+CONFIG_OUTPUT_SCHEMA: Mapping[str, Property] = {
+    "name": Property(STRING, "Name of the output.", required=True),
+    "description": Property(STRING, "Description of the output."),
+    "type": Property(STRING, "Type of the value of the output.", default="String",
+                     constraints=(AllowedValues(IO_TYPES),)),
+    "error_output": Property(
+        BOOLEAN, "Denotes that the deployment is in an error state if this output has a "
+                 "value.", default=False),
+}
+
+
+def config_input_record(item: Mapping[str, Any], path: str = "default") -> dict[str, Any]:
+    """A typed input (``CONFIG_INPUT_SCHEMA``) as Heat persists it: unset keys left out,
+    ``replace_on_change`` only when true, the default converted to the input's type."""
+    record = {k: v for k, v in item.items() if v is not None and k != "replace_on_change"}
+    if "default" in record:
+        record["default"] = typed_config_default(item, path)
+    if item.get("replace_on_change"):
+        record["replace_on_change"] = True
+    return record
+
+
+def config_output_record(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A typed output (``CONFIG_OUTPUT_SCHEMA``) as Heat persists it: unset keys left out."""
+    return {k: v for k, v in item.items() if v is not None}
+
+
+def config_io_records(items: Any, inputs: bool, path: str) -> list[dict[str, Any]]:
+    """A request's ``inputs`` (or ``outputs``) checked and typed as Heat's config API
+    takes them (none given: none), each item in its persisted form."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise BadRequest(reason="Software Config I/O Schema must be in a list")
+    if not all(isinstance(item, Mapping) for item in items):
+        raise BadRequest(reason="Software Config I/O Schema must be a dict")
+    schema = CONFIG_INPUT_SCHEMA if inputs else CONFIG_OUTPUT_SCHEMA
+    records = []
+    for index, item in enumerate(items):
+        where = f"{path}[{index}]"
+        # An input may carry its value (a derived config's do), kept as given.
+        fields = {k: v for k, v in item.items() if not (inputs and k == "value")}
+        typed = coerce_properties(schema, fields, where)
+        if not inputs:
+            records.append(config_output_record(typed))
+            continue
+        record = config_input_record(typed, f"{where}.default")
+        if "value" in item:
+            record["value"] = item["value"]
+        records.append(record)
+    return records
+
+
+def typed_config_default(item: Mapping[str, Any], path: str) -> Any:
+    """An input's default converted to the input's type; raises when it cannot be."""
+    value, kind = item.get("default"), item.get("type") or "String"
+    # NOTE: Heat once typed every default as a string, and still lets "" through for any
+    # type so that old configs keep working.
+    if value is None or (value == "" and kind != "String"):
+        return value
+    if kind == "String":
+        return Property(STRING).coerce(value, path)
+    if kind == "Number":
+        return Property(NUMBER).coerce(value, path)
+    if kind == "Boolean":
+        return Property(BOOLEAN).coerce(value, path)
+    if kind == "CommaDelimitedList":
+        # Heat splits on commas and keeps the spaces.
+        if isinstance(value, str):
+            return value.split(",")
+        if isinstance(value, Sequence):
+            return list(value)
+        raise StackValidationFailed(
+            reason=f"Property error: {path}: Value '{value}' is not a list")
+    # Json: a map, or a string or list kept as JSON text, as Heat converts them.
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence):
+        return json.dumps(value)
+    raise StackValidationFailed(reason=f"Property error: {path}: Value '{value}' is not a map")

@@ -68,6 +68,19 @@ class Verdict(enum.StrEnum):
     NOT_CALLED = "not_called"  # owed, and the operation ended without it
 
 
+class Hook(enum.StrEnum):
+    """A breakpoint an environment sets on a resource (``resource_registry.resources.<name>
+    .hooks``): the resource pauses before (pre) or after (post) its action until a signal
+    clears the hook. Heat's names, in Heat's order (its messages list them so)."""
+
+    PRE_CREATE = "pre-create"
+    PRE_UPDATE = "pre-update"
+    PRE_DELETE = "pre-delete"
+    POST_CREATE = "post-create"
+    POST_UPDATE = "post-update"
+    POST_DELETE = "post-delete"
+
+
 class Status(enum.StrEnum):
     """How a stack's or a resource's action stands (Heat's statuses)."""
 

@@ -50,6 +50,8 @@ class StackApi:
         self.resources = resources = kiln.stack_resources
         self.events = events = kiln.stack_events
         self.types = kiln.resource_types
+        self.snapshots = kiln.stack_snapshots
+        self.software_configs = kiln.software_configs
 
         self.create, self.update, self.delete = writes.create, writes.update, writes.delete
         self.preview, self.validate = dry_runs.preview, dry_runs.validate

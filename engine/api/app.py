@@ -18,12 +18,13 @@ from engine.api.endpoints import (
     lifecycle_plugins,
     lookup_arn,
     metrics,
-    not_provided,
     operations,
     resource_types,
     resources,
     services,
     session,
+    snapshots,
+    software_configs,
     source,
     stacks,
     template_versions,
@@ -37,6 +38,8 @@ from engine.services.health import HealthService
 from engine.services.lifecycle import LifecycleService
 from engine.services.operator import OperatorService
 from engine.services.resource_types import ResourceTypes
+from engine.services.snapshots import StackSnapshots
+from engine.services.software_configs import SoftwareConfigs
 from engine.services.stack_actions import StackActions
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_graph import StackGraphs
@@ -82,6 +85,8 @@ class ApiServices:
     approvals: Approvals
     graphs: StackGraphs
     operator: OperatorService
+    snapshots: StackSnapshots
+    software_configs: SoftwareConfigs
 
 
 def create_app(svc: ApiServices, settings: ApiSettings
@@ -143,6 +148,10 @@ def create_app(svc: ApiServices, settings: ApiSettings
     app.add_route(STACK + "/source", source.StackSource(svc.stack_reads))
     app.add_route(STACK + "/outputs", stacks.OutputCollection(svc.stack_reads))
     app.add_route(STACK + "/outputs/{output_key}", stacks.OutputItem(svc.stack_reads))
+    app.add_route(STACK + "/snapshots", snapshots.SnapshotCollection(svc.snapshots))
+    app.add_route(STACK + "/snapshots/{snapshot_id}", snapshots.SnapshotItem(svc.snapshots))
+    app.add_route(STACK + "/snapshots/{snapshot_id}/restore",
+                  snapshots.SnapshotRestore(svc.snapshots))
 
     app.add_route(STACK + "/resources", resources.ResourceCollection(svc.resources))
     app.add_route(STACK + "/resources/{resource_name}", resources.ResourceItem(svc.resources))
@@ -167,8 +176,15 @@ def create_app(svc: ApiServices, settings: ApiSettings
     app.add_route(T + "/template_versions/{template_version}/functions",
                   template_versions.TemplateFunctionCollection())
 
-    for path, refused in not_provided.ROUTES:  # 501 until Kiln serves them
-        app.add_route(T + path, refused)
+    configs = svc.software_configs
+    app.add_route(T + "/software_configs", software_configs.ConfigCollection(configs))
+    app.add_route(T + "/software_configs/{config_id}", software_configs.ConfigItem(configs))
+    app.add_route(T + "/software_deployments",
+                  software_configs.DeploymentCollection(configs))
+    app.add_route(T + "/software_deployments/metadata/{server_id}",
+                  software_configs.DeploymentMetadata(configs))
+    app.add_route(T + "/software_deployments/{deployment_id}",
+                  software_configs.DeploymentItem(configs))
 
     # The console's static files (specs/console.rst), tried after every route and sink.
     # Falcon matches static routes last added first: /console/static/... is the assets

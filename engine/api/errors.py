@@ -23,7 +23,6 @@ STATUS_BY_CATEGORY: dict[type[errors.KilnError], int] = {
     errors.Invalid: 400,
     errors.Unauthorized: 401,
     errors.Forbidden: 403,
-    errors.NotProvided: 501,
     errors.Unavailable: 503,
     errors.BackendFailed: 502,
 }
@@ -74,9 +73,9 @@ def _write(resp: falcon.Response, code: int, body: dict[str, Any]) -> None:
 def handle_kiln_error(req: falcon.Request, resp: falcon.Response, error: errors.KilnError,
                       _params: Any) -> None:
     code = status_of(error)
-    # A 501 is no fault, and a refusal to queue more work is the API working as meant:
-    # under load it answers many, each in the access log already.
-    if code >= 500 and not isinstance(error, (errors.NotProvided, errors.BacklogFull)):
+    # A refusal to queue more work is the API working as meant: under load it answers
+    # many, each in the access log already.
+    if code >= 500 and not isinstance(error, errors.BacklogFull):
         LOG.warning("request %s: %s", _request_id(req), error)
     _write(resp, code, fault_body(code, type(error).__name__, str(error)))
     if isinstance(error, errors.Unavailable) and error.retry_after is not None:

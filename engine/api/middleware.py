@@ -16,6 +16,7 @@ from engine import logs, metrics
 from engine.api import responses
 from engine.context import RequestContext
 from engine.errors import BadRequest, InvalidTenant, RequestLimitExceeded
+from engine.resources.base import SIGNAL_TOKEN_PARAM
 from engine.services.records import Principal
 from engine.services.tenants import TenantService
 
@@ -82,7 +83,8 @@ class AccessLog:
                 (time.monotonic() - started) * 1000, 1)
             # Encoded again: a decoded %0A would start a forged line of its own.
             path = urllib.parse.quote(req.path, safe=URL_SAFE)
-            path = f"{path}?{req.query_string}" if req.query_string else path
+            query = _masked_query(req.query_string)
+            path = f"{path}?{query}" if query else path
             status = resp.status_code
             # A load balancer's probes and Prometheus's scrapes, every few seconds, would
             # bury the tenants' requests: at DEBUG unless they fail.
@@ -95,6 +97,14 @@ class AccessLog:
             # The server's thread serves the next request with nothing bound.
             if token is not None:
                 logs.unbind(token)
+
+
+def _masked_query(query: str) -> str:
+    """The query as the access line shows it: a signed signal URL's secret masked."""
+    if f"{SIGNAL_TOKEN_PARAM}=" not in query:
+        return query
+    return "&".join(f"{SIGNAL_TOKEN_PARAM}=***" if part.startswith(f"{SIGNAL_TOKEN_PARAM}=")
+                    else part for part in query.split("&"))
 
 
 class UrlText:
@@ -145,10 +155,13 @@ class Authenticate:
         secret = req.get_header("X-Auth-Token")
         if getattr(resource, "accepts_signal_tokens", False):
             # Only here may a resource's signal token stand in for a tenant token, and
-            # only for the resource it was issued for (the URL's).
+            # only for the resource it was issued for (the URL's). A signed URL carries
+            # it in its query instead (a software deployment's deploy_signal_id): a
+            # signal token only, never a tenant token.
+            signed = req.get_param(SIGNAL_TOKEN_PARAM) if secret is None else None
             principal = self._tenants.authenticate_for_signal(
-                secret, tenant_id, params["stack_name"], params["stack_id"],
-                params["resource_name"])
+                signed or secret, tenant_id, params["stack_name"], params["stack_id"],
+                params["resource_name"], signal_only=signed is not None)
         else:
             principal = self._tenants.authenticate(secret)
         ctx = _context(req, tenant_id, principal)

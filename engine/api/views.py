@@ -14,6 +14,7 @@ from engine.services.records import (
     EventRecord,
     ResourceRecord,
     ResourceTypeRecord,
+    SnapshotRecord,
     StackRecord,
     TenantRecord,
 )
@@ -384,3 +385,10 @@ def lifecycle_plugin(plugin: PluginRecord, settings: list[dict[str, Any]],
         "supports_dry_run": plugin.supports_dry_run, "tree_scope": plugin.tree_scope,
         "settings": settings, "recent": recent,
     }
+
+
+def snapshot(record: SnapshotRecord) -> dict[str, Any]:
+    """Heat's ``format_snapshot``: its keys, no stack id."""
+    return {"id": record.id, "name": record.name, "status": record.status,
+            "status_reason": record.status_reason, "data": record.data,
+            "creation_time": timestamp(record.created_at)}

@@ -8,7 +8,9 @@ inserted by the ORM is one statement each (its ``seq`` key is read back, and on 
 the ORM cannot batch an insert whose keys it reads back), and a round of 1,000 steps
 writes 1,000 events. Rows are inserted in the order they were added, so ``seq`` (the
 order the API reads and pages them in) is the order they were written in. A savepoint
-rolled back drops the events added in it; a transaction rolled back drops them all.
+rolled back drops the events added in it; a transaction rolled back drops them all. The
+deliveries an event owes its stack's event sinks are written with it
+(``engine.db.event_outbox``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, SessionTransaction
 
+from engine.db import event_outbox
 from engine.db.base import table
 from engine.db.models import Event, Stack
 from engine.db.paging import keyset_after
@@ -62,7 +65,11 @@ def write_pending(session: Session) -> None:
     if pending is None or pending.written == len(pending.rows):
         return
     session.flush()  # the rows they name (a new stack) first
-    session.execute(_INSERT, pending.rows[pending.written:])
+    rows = pending.rows[pending.written:]
+    session.execute(_INSERT, rows)
+    # What they owe their stacks' event sinks, in the same transaction: an event is
+    # never committed without its deliveries, nor they without it.
+    event_outbox.add_deliveries(session, rows)
     pending.written = len(pending.rows)
 
 

@@ -347,6 +347,30 @@ def abandon_operations(session: Session, owner: str, operation_ids: Collection[s
     return {row[0] for row in result}
 
 
+def park_step(session: Session, owner: str, step_id: int, until: Now) -> bool:
+    """Release a step that waits at a breakpoint (``engine.db.hooks``): nobody claims it
+    before ``until`` unless a signal wakes it first (``wake_step``), so it holds no
+    worker and nothing polls it meanwhile. Reaching the breakpoint was progress: its
+    tries start again from none. False if it is no longer ours."""
+    result = session.execute(
+        update(Step)
+        .where(Step.id == step_id, Step.lease_owner == owner,
+               Step.state == StepState.RUNNING)
+        .values(lease_owner=None, lease_expires_at=until, failures=0)
+        .returning(Step.id), execution_options=UNSYNCED)
+    return result.first() is not None
+
+
+def wake_step(session: Session, step_id: int) -> None:
+    """Make a parked step claimable at once, and wake the workers for it (at commit); a
+    step a worker holds is left to it (it reads what changed before it parks again)."""
+    session.execute(update(Step)
+                    .where(Step.id == step_id, Step.lease_owner.is_(None),
+                           Step.state == StepState.RUNNING)
+                    .values(lease_expires_at=None), execution_options=UNSYNCED)
+    work_written(session)
+
+
 class HeldSteps(NamedTuple):
     kept: set[int]  # still ours and running
     ended: set[int]  # closed by their operation's end (a time-out, a cancel)

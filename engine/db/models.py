@@ -6,21 +6,12 @@ import datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from engine.db.base import Base, JSONType
 
 _ACTIVE = text("deleted_at IS NULL")
 _UNFINISHED = text("finished_at IS NULL")
-
-
-class StackOutput(TypedDict):
-    """One output of a stack as its last operation's finish resolved it."""
-
-    output_key: str
-    description: str
-    output_value: Any  # None when it failed
-    output_error: NotRequired[str]  # why it failed, hidden values masked
 
 
 class ReplacedResource(TypedDict):
@@ -80,8 +71,11 @@ class Stack(Base):
     parameters: Mapped[dict[str, Any]] = mapped_column(JSONType)
     environment: Mapped[dict[str, Any]] = mapped_column(JSONType)
     files: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    # Resolved when an operation finishes; null while none has.
-    outputs: Mapped[list[StackOutput] | None] = mapped_column(JSONType)
+    # Resolved when an operation finishes (``engine.resources.outputs.StackOutput``
+    # each); null while none has. The API resolves them afresh on each read; these are
+    # what a parent's nested-stack resource copies, and what shows when the template
+    # no longer builds.
+    outputs: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     tags: Mapped[Any] = mapped_column(JSONType)
     disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
     timeout_mins: Mapped[int | None] = mapped_column(Integer)
@@ -97,6 +91,17 @@ class Stack(Base):
     # What ``resource_facade`` gives in a nested stack: the owning resource's metadata,
     # deletion_policy and update_policy.
     facade: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # The environment's ``event_sinks`` (null: none), kept by ``_sinks_follow`` whenever
+    # the environment is set: every transaction that writes events asks whether their
+    # stack has sinks, and this small column answers with the row a worker loads anyway,
+    # where the environment is a large one it defers (engine.db.event_outbox).
+    event_sinks: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+
+    @validates("environment")
+    def _sinks_follow(self, _key: str, environment: Any) -> Any:
+        sinks = environment.get("event_sinks") if isinstance(environment, dict) else None
+        self.event_sinks = [dict(sink) for sink in sinks] if sinks else None
+        return environment
 
 
 class Resource(Base):
@@ -163,6 +168,63 @@ class SignalToken(Base):
     created_at: Mapped[datetime.datetime]
 
 
+class ResourceHook(Base):
+    """A breakpoint a step reached (``engine.db.hooks``): the step is parked until a
+    signal's ``unset_hook`` clears it (``cleared_at``). Set while ``cleared_at`` is NULL,
+    which is Heat's ``has_hook``.
+
+    A row of its own, as a signal is: the API clears it while a worker may be writing
+    the resource row. Keyed by the step too, so a step taken up again knows which of its
+    hooks it has passed."""
+
+    __tablename__ = "resource_hooks"
+    __table_args__ = (UniqueConstraint("step_id", "hook"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    step_id: Mapped[int] = mapped_column(ForeignKey("steps.id", ondelete="CASCADE"))
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"),
+                                             index=True)
+    hook: Mapped[str] = mapped_column(String(16))
+    reached_at: Mapped[datetime.datetime]
+    cleared_at: Mapped[datetime.datetime | None]
+
+
+class SoftwareConfig(Base):
+    """An immutable software config (Heat's ``software_config``), the tenant's own:
+    written by ``POST /software_configs`` and by the config resource types, read by the
+    deployments that name it (``engine/db/software_configs.py``)."""
+
+    __tablename__ = "software_configs"
+    __table_args__ = (Index("ix_software_configs_tenant_id_created_at", "tenant_id",
+                            "created_at", "id"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    name: Mapped[str | None] = mapped_column(String(255))
+    group: Mapped[str | None] = mapped_column(String(255))
+    # As Heat keeps it: {"config", "inputs", "outputs", "options"}.
+    config: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime.datetime]
+
+
+class SoftwareDeployment(Base):
+    """One config deployed to one server (Heat's ``software_deployment``): its state and
+    the outputs the server signalled. A config a deployment names cannot be deleted."""
+
+    __tablename__ = "software_deployments"
+    __table_args__ = (Index("ix_software_deployments_tenant_id_server_id", "tenant_id",
+                            "server_id"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    config_id: Mapped[str] = mapped_column(ForeignKey("software_configs.id"), index=True)
+    server_id: Mapped[str] = mapped_column(String(255))
+    input_values: Mapped[Any | None] = mapped_column(JSONType)
+    output_values: Mapped[Any | None] = mapped_column(JSONType)
+    action: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str | None] = mapped_column(String(255))
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime.datetime]
+    updated_at: Mapped[datetime.datetime | None]
+
+
 class Event(Base):
     __tablename__ = "events"
     __table_args__ = (Index("ix_events_stack_id_seq", "stack_id", "seq"),)
@@ -180,6 +242,51 @@ class Event(Base):
     # A lifecycle plugin call: plugin, phase, action, verdict, message, duration_ms.
     lifecycle: Mapped[Any | None] = mapped_column(JSONType)
     created_at: Mapped[datetime.datetime]
+
+
+class EventDelivery(Base):
+    """One event owed to one event sink of its stack: the outbox (``engine.db.event_outbox``),
+    written in the transaction that writes the event, deleted once the sink answers 2xx.
+
+    ``next_attempt_at`` is when it is due; a claim moves it a lease ahead (so a worker
+    that dies mid-delivery leaves it due again) and ``claim`` names the claim, so only
+    its holder settles it. Null once given up (``given_up_at``)."""
+
+    __tablename__ = "event_deliveries"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    event_id: Mapped[str] = mapped_column(String(36))
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stacks.id", ondelete="CASCADE"),
+                                          index=True)
+    target: Mapped[str] = mapped_column(String(2048))
+    # NOTE: the sink's signing secret, copied as the environment holds it: a stack
+    # updated to other sinks still owes its earlier events to the sinks of their time.
+    secret: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(Text)  # the JSON sent, so every try signs the same
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime.datetime | None] = mapped_column(index=True)
+    claim: Mapped[str | None] = mapped_column(String(36))
+    last_error: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime.datetime]
+    given_up_at: Mapped[datetime.datetime | None]
+
+
+class Snapshot(Base):
+    """A stack snapshot (Heat's ``snapshot`` table): the stack's definition and each
+    resource's state and private data, written by the SNAPSHOT operation that made it
+    (``data`` null until it ends), read back by a restore. ``data`` keeps hidden
+    parameter values as given, for the restore; every view masks them."""
+
+    __tablename__ = "snapshots"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stacks.id", ondelete="CASCADE"),
+                                          index=True)
+    tenant_id: Mapped[str] = mapped_column(String(36))
+    name: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    data: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    created_at: Mapped[datetime.datetime]
+    updated_at: Mapped[datetime.datetime | None]
 
 
 class StackDefinition(TypedDict):
@@ -217,6 +324,15 @@ class FollowUp(TypedDict):
     timeout_seconds: int
 
 
+class SnapshotTarget(TypedDict):
+    """The snapshot a SNAPSHOT operation fills, or a RESTORE goes back to."""
+
+    id: str
+    # A restore's: each resource's entry in the snapshot's data, for its type's
+    # ``handle_restore`` (copied, so deleting the snapshot meanwhile changes nothing).
+    resources: NotRequired[dict[str, Any]]
+
+
 class OperationPayload(TypedDict, total=False):
     """What the request carries beyond the stack row, and what was decided since."""
 
@@ -224,6 +340,7 @@ class OperationPayload(TypedDict, total=False):
     previous: StackDefinition  # an update's stored definition (a rollback's target)
     target: StackDefinition  # an update's new definition
     converge: bool  # an update observes its resources' backends first
+    snapshot: SnapshotTarget  # a snapshot's, or a restore's (which has previous, target)
     kind: Literal["create", "update"]  # what a rollback undoes
     planned: bool  # steps are written: resources may have been touched
     cancelled: str  # who ended it: cancel_update, cancel_without_rollback, delete, operator

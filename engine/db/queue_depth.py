@@ -1,5 +1,5 @@
 """What the workers have before them, for the queue-depth gauges a metrics scrape reads
-(``engine.metrics.QueueDepthCollector``): three aggregate queries, each answered from an
+(``engine.metrics.QueueDepthCollector``): four aggregate queries, each answered from an
 index, in one read-only unit of work (no write lock on SQLite)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import datetime
 from sqlalchemy import and_, func, literal, select
 
 from engine.clock import Clock
+from engine.db import event_outbox
 from engine.db.base import UTCDateTime
 from engine.db.leases import claimable
 from engine.db.models import Operation, Step
@@ -40,10 +41,12 @@ def read_queue_depth(db: Database, clock: Clock) -> QueueDepth | None:
                           Operation.lease_owner.is_(None), Operation.lease_expires_at > now)
             oldest = session.scalar(select(func.min(Operation.created_at))
                                     .where(Operation.finished_at.is_(None), ~parked))
+            deliveries = event_outbox.pending_count(session)
     except DatabaseUnavailable:
         return None
     return QueueDepth(ready_steps=ready or 0, waiting_operations=waiting or 0,
-                      oldest_running_operation_age_seconds=_age(now, oldest))
+                      oldest_running_operation_age_seconds=_age(now, oldest),
+                      pending_event_deliveries=deliveries)
 
 
 def _age(now: datetime.datetime, since: datetime.datetime | None) -> float:

@@ -4,11 +4,14 @@ a stack, and the physical id of a resource an update replaced."""
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    Text,
     bindparam,
+    cast,
     delete,
     event,
     func,
@@ -16,7 +19,9 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.sql import Select
 
 from engine.db.base import table
 from engine.db.models import Resource, Stack
@@ -45,6 +50,42 @@ def list_resources_named(session: Session, stack_id: str, names: Sequence[str]
 # Built once: a worker reads a step's rows this way at every close and every prepare.
 _NAMED = select(Resource).where(Resource.stack_id == bindparam("stack_id"),
                                 Resource.name.in_(bindparam("names", expanding=True)))
+
+
+class RowText(NamedTuple):
+    """A resource row as an output reads it, its JSON columns as the database's text:
+    a digest of it is what the API's cache of resolved outputs is keyed on, and the
+    JSON is decoded only when they are resolved again."""
+
+    id: int
+    name: str
+    type: str
+    physical_id: str | None
+    generation: int
+    properties: str | None
+    data: str | None
+
+
+# A stack's show reads the rows its outputs name this way, with one statement per number
+# of names, built once: an expanding IN is rewritten at every execution, which cost as
+# much as the read.
+@functools.lru_cache(maxsize=32)
+def _as_text(count: int) -> Select[int, str, str, str | None, int, str, str]:
+    return (select(Resource.id, Resource.name, Resource.type, Resource.physical_id,
+                   Resource.generation, cast(Resource.properties, Text),
+                   cast(Resource.data, Text))
+            .where(Resource.stack_id == bindparam("stack_id"),
+                   Resource.name.in_([bindparam(f"n{i}") for i in range(count)]))
+            .order_by(Resource.name))
+
+
+def rows_as_text(reads: Connection | Session, stack_id: str, names: Sequence[str]
+                 ) -> list[RowText]:
+    """The stack's rows named ``names`` that exist, by name (``RowText``)."""
+    if not names:
+        return []
+    values = {"stack_id": stack_id, **{f"n{i}": name for i, name in enumerate(names)}}
+    return [RowText(*row) for row in reads.execute(_as_text(len(names)), values)]
 
 
 class Outline(NamedTuple):

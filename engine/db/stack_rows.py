@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Text,
     bindparam,
     cast,
     func,
-    null,
     select,
 )
 from sqlalchemy.engine import Connection
@@ -22,7 +21,7 @@ from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.util import identity_key
 
 from engine.db.event_rows import add_stack_event
-from engine.db.models import Operation, OperationContext, Stack, StackOutput
+from engine.db.models import Operation, OperationContext, Stack
 from engine.db.stack_list import LISTED_COLUMNS, ListedStack
 from engine.db.wakeup import work_written
 from engine.errors import ActionInProgress, EntityNotFound, StackExists
@@ -32,13 +31,11 @@ Now = datetime.datetime
 
 
 class ShownStack(NamedTuple):
-    """One stack as its show reads it: the columns a list shows too, its stored outputs
-    (None when not asked for, or none stored yet), and its definition as the database
-    holds it, from which ``StoredIrs.if_valid_stored`` finds the stack's IR (for its
-    parameters) without decoding the template."""
+    """One stack as its show reads it: the columns a list shows too, and its definition
+    as the database holds it, from which ``StoredIrs.if_valid_stored`` finds the stack's
+    IR (its parameters, the outputs to resolve) without decoding the template."""
 
     stack: ListedStack
-    outputs: list[StackOutput] | None
     definition: StoredText
 
 
@@ -46,12 +43,11 @@ class ShownStack(NamedTuple):
 _DEFINITION = tuple(cast(column, Text) for column in (
     Stack.template, Stack.parameters, Stack.environment, Stack.files, Stack.facade))
 # Built once: building a statement of twenty columns cost more than running it.
-_SHOW = {with_outputs: select(*LISTED_COLUMNS, Stack.outputs if with_outputs else null(),
-                              *_DEFINITION)
-         .where(Stack.id == bindparam("stack_id"), Stack.tenant_id == bindparam("tenant_id"),
-                Stack.name == bindparam("name"))
-         for with_outputs in (True, False)}
-_LISTED = len(LISTED_COLUMNS)  # where the outputs' column is in a row of _SHOW
+_SHOWN = select(*LISTED_COLUMNS, *_DEFINITION).where(Stack.id == bindparam("stack_id"),
+                                                     Stack.tenant_id == bindparam("tenant_id"))
+_SHOW = _SHOWN.where(Stack.name == bindparam("name"))
+_LISTED = len(LISTED_COLUMNS)  # where the definition starts in a row of _SHOW
+_STORED_OUTPUTS = select(Stack.outputs).where(Stack.id == bindparam("stack_id"))
 
 
 def is_busy(session: Session, stack_id: str) -> bool:
@@ -210,18 +206,35 @@ def get_stack(session: Session, tenant_id: str, name: str, stack_id: str,
     return stack
 
 
-def shown_stack(reads: Connection | Session, tenant_id: str, name: str, stack_id: str, *,
-                with_outputs: bool) -> ShownStack:
+def shown_stack(reads: Connection | Session, tenant_id: str, name: str, stack_id: str
+                ) -> ShownStack:
     """The tenant's stack ``name``/``stack_id`` (soft-deleted ones too) as a show reads it,
     in one statement and no ORM object (``Database.lookups`` serves it); EntityNotFound
     otherwise."""
-    row = reads.execute(_SHOW[with_outputs], {"stack_id": stack_id, "tenant_id": tenant_id,
-                                              "name": name}).first()
+    row = reads.execute(_SHOW, {"stack_id": stack_id, "tenant_id": tenant_id,
+                                "name": name}).first()
     if row is None:
         raise EntityNotFound(entity="Stack", name=name)
+    return _shown(row)
+
+
+def shown_stack_by_id(reads: Connection | Session, tenant_id: str, stack_id: str
+                      ) -> ShownStack | None:
+    """:func:`shown_stack` by id alone (a nested stack, found from its parent's resource);
+    None when the tenant has no such stack."""
+    row = reads.execute(_SHOWN, {"stack_id": stack_id, "tenant_id": tenant_id}).first()
+    return None if row is None else _shown(row)
+
+
+def _shown(row: Any) -> ShownStack:
     listed = ListedStack._make(row[:_LISTED])
-    return ShownStack(listed, row[_LISTED], StoredText(listed.id, listed.name,
-                                                       listed.tenant_id, *row[_LISTED + 1:]))
+    return ShownStack(listed, StoredText(listed.id, listed.name, listed.tenant_id,
+                                         *row[_LISTED:]))
+
+
+def stored_outputs(reads: Connection | Session, stack_id: str) -> list[dict[str, Any]]:
+    """The outputs the stack's last operation stored when it ended ([] when none did)."""
+    return list(reads.execute(_STORED_OUTPUTS, {"stack_id": stack_id}).scalar() or [])
 
 
 # The large JSON columns; a worker step needs none of them, and parsing a big template

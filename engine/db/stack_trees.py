@@ -112,13 +112,13 @@ def tree_resources(session: Session, stack_id: str, *, lock: bool = False) -> Tr
     unplanned: list[tuple[Any, int]] = []
     for operation in session.scalars(select(Operation).where(
             Operation.stack_id.in_(members), Operation.finished_at.is_(None),
-            Operation.action.in_((Action.CREATE, Action.UPDATE)))):
+            Operation.action.in_((Action.CREATE, Action.UPDATE, Action.RESTORE)))):
         payload = operation.payload or {}
         if payload.get("planned"):
             continue
         target = payload.get("target")
         template = (target.get("template") if target else None) \
-            if operation.action == Action.UPDATE else session.scalar(
+            if operation.action in (Action.UPDATE, Action.RESTORE) else session.scalar(
                 select(Stack.template).where(Stack.id == operation.stack_id))
         unplanned.append((template, rows.get(operation.stack_id, 0)))
     return TreeResources(rows=sum(rows.values()), unplanned=unplanned)

@@ -15,7 +15,15 @@ from typing import Any, NamedTuple, cast
 
 from sqlalchemy.orm import Session
 
-from engine.db import admin, event_rows, resource_rows, stack_rows, steps
+from engine.db import (
+    admin,
+    event_rows,
+    hooks,
+    resource_rows,
+    snapshot_rows,
+    stack_rows,
+    steps,
+)
 from engine.db.leases import wake_operation
 from engine.db.models import (
     ApprovalState,
@@ -169,12 +177,21 @@ def stop(operation: Operation, failure_reason: str) -> None:
 
 
 def abort_open_steps(session: Session, operation: Operation, stack: Stack, reason: str,
-                     now: datetime.datetime) -> None:
+                     now: datetime.datetime, *, waiting_reason: str | None = None) -> None:
     """Cancel the operation's open steps; the resources they were acting on are FAILED
-    with ``reason``, so none is left IN_PROGRESS under a stack that ended."""
+    with ``reason``, so none is left IN_PROGRESS under a stack that ended. Given a
+    ``waiting_reason``, those waiting at a breakpoint keep their state (they are not
+    mid-action) with an event saying so, as Heat's do."""
+    waiting = hooks.end_waits(session, operation.id)
     for name in steps.cancel_open_steps(session, operation, now):
         row = resource_rows.get_resource(session, stack, name)
-        set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
+        if waiting_reason is not None and name in waiting:
+            event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                                 physical_resource_id=row.physical_id or "",
+                                 resource_type=row.type, action=row.action,
+                                 status=row.status, reason=waiting_reason, now=now)
+        else:
+            set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
 
 
 def mark_stack_deleted(session: Session, stack: Stack, now: datetime.datetime) -> None:
@@ -195,6 +212,7 @@ def conclude(session: Session, operation: Operation, stack: Stack, status: Statu
     # that one still waits for the post-ops (see leases.claim_operations).
     operation.finished_at = now
     session.flush()
+    snapshot_rows.settle(session, operation, status, reason, now)
     follow_up = (operation.payload or {}).get("then")
     if follow_up:
         # The stack already shows the delete, which starts now (after this operation's
@@ -362,6 +380,7 @@ def abandon(session: Session, operation: Operation, reason: str,
     stack.action = stack_action(operation.action)
     stack.status, stack.status_reason = Status.FAILED, reason
     event_rows.add_stack_event(session, stack, now)
+    snapshot_rows.settle(session, operation, Status.FAILED, reason, now)
     operation.finished_at = now
     operation.state = OperationState.FAILED
 
@@ -383,6 +402,8 @@ def end_operation(session: Session, stack: Stack, operation: Operation, reason: 
     operation.failure_reason = reason
     operation.finished_at = operation.updated_at = now
     operation.lease_owner = operation.lease_expires_at = None
+    # Even an operator's COMPLETE: the snapshot never got its data.
+    snapshot_rows.settle(session, operation, Status.FAILED, reason, now)
     operation.failures = 0  # the post-ops are a phase of their own, not yet tried
     owe_post_ops(operation)
     operation.lifecycle = {**operation.lifecycle, "outcome": outcome}

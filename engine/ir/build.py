@@ -28,7 +28,7 @@ from engine.schema import (
     coerce_properties,
     nested_deeper,
 )
-from engine.template.environment import TEMPLATE_SUFFIXES, Environment
+from engine.template.environment import TEMPLATE_SUFFIXES, Environment, child_registry
 from engine.template.functions import (
     Deferred,
     Function,
@@ -364,7 +364,8 @@ def _check_provider(provider: ProviderType, node: ResourceNode,
         except KilnError:
             continue  # reported against the parent template already
     inherited = Environment(parameter_defaults=environment.parameter_defaults,
-                            resource_registry=environment.resource_registry)
+                            resource_registry=child_registry(environment.resource_registry,
+                                                             node.name))
     try:
         build(provider.template, {k: v for k, v in known.items() if v is not None}, pseudo,
               lookup, require_all=False, environment=inherited, constraints=constraints,

@@ -1,10 +1,12 @@
 """Plans: which resource steps an operation runs, and which steps each one waits for.
 
-A plan is the diff between the IR and the stored state. Create, adopt and resume run the
-dependency graph as written; delete and suspend run it inverted (a resource goes only
-after everything that requires it); check has no order at all.
+A plan is the diff between the IR and the stored state. Create, adopt, resume and
+snapshot run the dependency graph as written (Heat's snapshot runs forward, as resume
+does); delete and suspend run it inverted (a resource goes only after everything that
+requires it); check has no order at all.
 
-An update (and the rollback to a previous template, which is an update too) gives each
+An update (and the rollback to a previous template, and the restore of a snapshot, which
+are updates too) gives each
 resource of the new template one step: CREATE when it is new, UPDATE when it exists (the
 step decides at run time, with live property values, between nothing, in-place and
 replacement). Each existing resource also gets a CLEANUP step, run once every resource
@@ -72,7 +74,7 @@ def plan_stored(stored: Mapping[str, ExistingResource], action: str,
              for name, res in stored.items()}
     if each in (Action.DELETE, Action.SUSPEND):
         waits = invert(edges)
-    elif each == Action.RESUME:
+    elif each in (Action.RESUME, Action.SNAPSHOT):
         waits = edges
     elif each == Action.CHECK:
         waits = {}

@@ -68,6 +68,21 @@ unhealthy): a stack check of types that do not is reported as not fully supporte
 in Heat. ``adopt`` takes over an existing thing from abandon data: the default records
 the given physical id and private data and creates nothing.
 
+Snapshot and restore
+--------------------
+A stack snapshot (``POST …/snapshots``) runs ``handle_snapshot()`` then
+``check_snapshot_complete(token)`` on every resource, as any action; the default does
+nothing. What the snapshot keeps of a resource is its entry in Heat's layout
+(``resource_id``, ``resource_data``, its state): put what a restore will need in
+:attr:`data` (an image or backup id) and it is kept, as Heat keeps what ``data_set``
+wrote. A restore (``POST …/snapshots/<id>/restore``) is an update back to the
+snapshot's template and parameters; before each resource's update is decided,
+:meth:`handle_restore` gets that resource's entry and returns the properties to restore
+it with (by default the template's, unchanged), as Heat's ``handle_restore`` returns a
+changed definition. It may also set :attr:`data`, which the resource keeps if the
+restore updates or recreates it (a RandomString takes back its value so). It runs while
+the worker prepares the step, inside a transaction: pure, no runtime call, no I/O.
+
 Observing the backend: check and drift
 --------------------------------------
 A type whose backend can be read overrides :meth:`Resource.observe`: it returns the live
@@ -97,7 +112,20 @@ in the API, inside the transaction that stores the signal, on an instance whose 
 refuses every write: no I/O, no waiting. Signals are read back with
 :meth:`Runtime.find_signalled_resource` (an ``OS::Heat::WaitCondition`` reads its
 handle's). :meth:`Runtime.issue_signal_token` gives a secret that authorises that one URL
-and nothing else, for whoever must send the signals.
+and nothing else, for whoever must send the signals. A type reads its own signals with
+:meth:`Runtime.signals`. Kiln refuses signals to a resource being suspended or deleted,
+as Heat does; a type that takes them then too sets :attr:`Resource.no_signal_actions`.
+
+Software configs and deployments
+--------------------------------
+The tenant's software configs and deployments (Heat's ``/software_configs`` and
+``/software_deployments`` APIs) are reached through :meth:`Runtime.software_configs`, a
+:class:`SoftwareConfigStore`, in the worker only. Its documents have the API's keys
+(``id``, ``name``, ``group``, ``config``, ``inputs``, ``outputs``, ``options``; a
+deployment's ``config_id``, ``server_id``, ``input_values``, ``output_values``,
+``action``, ``status``, ``status_reason``), so a type builds what Heat's would. An
+attribute is read without the runtime's help: keep what ``get_attribute`` answers in
+:attr:`data` (``OS::Heat::SoftwareConfig`` keeps its config there too).
 
 Plugins import only ``engine.resources.base``, ``engine.schema``, ``engine.errors`` and
 ``engine.vocabulary`` (the actions).
@@ -138,6 +166,11 @@ class Signal:
     summary: str | None = None
 
 
+#: The query parameter of a signed signal URL that carries the token (the access log
+#: masks it).
+SIGNAL_TOKEN_PARAM = "signal_token"
+
+
 @dataclasses.dataclass(frozen=True)
 class IssuedSignalToken:
     """A new secret that authorises ``POST`` to one resource's signal URL, nothing else.
@@ -148,6 +181,46 @@ class IssuedSignalToken:
     secret: str = dataclasses.field(repr=False)  # never in a log line
     #: The absolute signal URL: ``<API>/v1/<tenant>/stacks/<stack>/<id>/resources/<name>/signal``.
     url: str
+    #: The same URL signed: the secret in its query (:data:`SIGNAL_TOKEN_PARAM`), for a
+    #: sender that can send no header (Heat's CFN and Swift TempURL signals).
+    signed_url: str = dataclasses.field(default="", repr=False)
+
+
+class SoftwareConfigStore(Protocol):
+    """The stack's tenant's software configs and deployments, as the API shows them;
+    each call is a short transaction of its own. Configs are immutable: a change is a
+    new config. A missing id reads as None."""
+
+    def create_config(self, *, name: str | None, group: str | None, config: Any,
+                      inputs: Sequence[Mapping[str, Any]],
+                      outputs: Sequence[Mapping[str, Any]],
+                      options: Mapping[str, Any] | None,
+                      config_id: str | None = None) -> Mapping[str, Any]:
+        """Store a config (``inputs`` and ``outputs`` in their persisted form) and return
+        its document. Given ``config_id`` (a resumed create), an existing config with
+        that id is returned as it is."""
+
+    def get_config(self, config_id: str) -> Mapping[str, Any] | None: ...
+
+    def delete_config(self, config_id: str) -> None:
+        """Delete it if it exists; ``InvalidRestrictedAction`` while a deployment names
+        it."""
+
+    def create_deployment(self, deployment_id: str, *, config_id: str, server_id: str,
+                          input_values: Mapping[str, Any] | None, action: str, status: str,
+                          status_reason: str) -> Mapping[str, Any]:
+        """Store a deployment (an existing one with the id is returned as it is)."""
+
+    def get_deployment(self, deployment_id: str) -> Mapping[str, Any] | None: ...
+
+    def update_deployment(self, deployment_id: str, changes: Mapping[str, Any]
+                          ) -> Mapping[str, Any] | None:
+        """Change the given fields (deployment keys: ``config_id``, ``input_values``,
+        ``output_values``, ``action``, ``status``, ``status_reason``); the new document,
+        or None when there is no such deployment."""
+
+    def delete_deployment(self, deployment_id: str) -> None:
+        """Delete it if it exists."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +282,13 @@ class Runtime(Protocol):
         resource of the stack that exists (created, being created, updated, resumed or
         checked) answers to it. Each call reads the database afresh."""
 
+    def signals(self) -> Sequence[Mapping[str, Any]]:
+        """What this resource's own signals stored (:meth:`Resource.handle_signal`),
+        oldest first, read afresh. Only in the worker."""
+
+    def software_configs(self) -> SoftwareConfigStore:
+        """The tenant's software configs and deployments. Only in the worker."""
+
 
 class Resource:
     """Base class of every resource type. Subclasses declare schemas as data."""
@@ -237,6 +317,8 @@ class Resource:
     support_previous_status: ClassVar[SupportStatus | None] = None
     #: True when ``handle_check`` really inspects the backend (see the module docs).
     check_supported: ClassVar[bool] = False
+    #: The actions during which the resource refuses signals (Heat's ``no_signal_actions``).
+    no_signal_actions: ClassVar[tuple[str, ...]] = (Action.SUSPEND, Action.DELETE)
 
     def __init__(
         self,
@@ -363,6 +445,21 @@ class Resource:
     def check_adopt_complete(self, token: Token) -> bool:
         return True
 
+    # --- snapshot and restore (see the module docs) -------------------------------------
+
+    def handle_snapshot(self) -> Token:
+        """Start keeping what a restore needs (put its ids in :attr:`data`)."""
+        return None
+
+    def check_snapshot_complete(self, token: Token) -> bool:
+        return True
+
+    def handle_restore(self, snapshot: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The properties to restore the resource with: ``snapshot`` is its entry in the
+        snapshot's data, :attr:`properties` the snapshot template's (evaluated now).
+        Pure, as :meth:`handle_signal`. Default: the template's, unchanged."""
+        return self.properties
+
     # --- signals ------------------------------------------------------------------------
 
     def handle_signal(self, details: Mapping[str, Any] | None,
@@ -434,6 +531,8 @@ def action_methods(
         return resource.handle_resume, resource.check_resume_complete
     if action == Action.CHECK:
         return resource.handle_check, resource.check_check_complete
+    if action == Action.SNAPSHOT:
+        return resource.handle_snapshot, resource.check_snapshot_complete
     raise ValueError(f"unknown resource action {action}")
 
 

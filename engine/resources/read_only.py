@@ -5,11 +5,16 @@ update's forecast before it runs. A read must never change a resource or call a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from engine.clock import Clock
-from engine.resources.base import IssuedSignalToken, SignalledResource, resource_key
+from engine.resources.base import (
+    IssuedSignalToken,
+    SignalledResource,
+    SoftwareConfigStore,
+    resource_key,
+)
 
 
 class _StackFacts(Protocol):
@@ -61,6 +66,14 @@ class ReadOnlyRuntime:
     def revoke_signal_tokens(self) -> None:
         raise RuntimeError("a resource tried to revoke its signal tokens while it was being "
                            "read")
+
+    def signals(self) -> Sequence[Mapping[str, Any]]:
+        # NOTE: an attribute is answered from the resource's own stored state.
+        raise RuntimeError("a resource tried to read its signals while it was being read")
+
+    def software_configs(self) -> SoftwareConfigStore:
+        raise RuntimeError("a resource tried to reach the software configs while it was "
+                           "being read")
 
     def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
         # NOTE: only the worker waits on signals; an attribute is answered from the

@@ -2,9 +2,10 @@
 a worker (``[api] max_pending_operations``), instead of being accepted to wait there.
 
 Every write that queues one asks first, before any other work: a stack create or adopt,
-an update, a delete, the actions that run (suspend, resume, check) and abandon. The
-cancels queue nothing (they end work) and are never refused. The bound is the whole
-service's, since the workers are: an operation waits behind every tenant's.
+an update, a delete, the actions that run (suspend, resume, check), abandon, and a
+snapshot or its restore. The cancels queue nothing (they end work) and are never
+refused. The bound is the whole service's, since the workers are: an operation waits
+behind every tenant's.
 
 Asked in a read of its own when the request arrives, before the request's other work (a
 create's template is not even parsed), so a refusal costs the API little and the workers

@@ -34,7 +34,7 @@ from engine.resources.nested import ChildStackResource, TemplateResource
 from engine.resources.read_only import ReadOnlyRuntime
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.lifecycle import ProposedStack
-from engine.template.environment import Environment
+from engine.template.environment import Environment, child_registry
 from engine.template.parameters import hidden_values
 from engine.template.parse import document
 from engine.vocabulary import Action
@@ -152,7 +152,8 @@ class NestedPreviews:
                 name=child_name or f"{parent.name}-{name}",
                 tenant_id=parent.tenant_id, template=doc.data, parameters=dict(parameters),
                 environment={"parameter_defaults": dict(inherited.parameter_defaults),
-                             "resource_registry": dict(inherited.resource_registry),
+                             "resource_registry": child_registry(
+                                 inherited.resource_registry, name),
                              "parameters": dict(parameters)},
                 files=parent.files, facade=_facade(parent.template, name, node),
                 timeout_mins=timeout or parent.timeout_mins)

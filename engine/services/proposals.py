@@ -23,6 +23,7 @@ from engine.ir.model import ResolvedStack
 from engine.resources.registry import ResourceTypeRegistry
 from engine.schema import extract_bool
 from engine.services import stack_requests
+from engine.template import event_sinks
 from engine.template.environment import Environment, request_environment
 from engine.template.loader import load, written_resources
 from engine.template.parse import document
@@ -39,6 +40,8 @@ class StackLimits:
     # Operations let wait for their first worker before a write is refused
     # (engine.services.backlog); -1: no bound.
     max_pending_operations: int = -1
+    # The URL schemes an event sink's target may use ([event_sinks] allowed_schemes).
+    event_sink_schemes: tuple[str, ...] = event_sinks.SCHEMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Proposals:
         hot = load(doc, files)
         environment = request_environment(
             body, {n: schema.type for n, schema in hot.parameters.items()})
+        event_sinks.check_schemes(environment.get("event_sinks") or (),
+                                  self._limits.event_sink_schemes)
         parameters = environment["parameters"]
         ir = build(hot, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
                    self._registry.get, require_all=require_parameters,

@@ -7,9 +7,10 @@ import datetime
 import json
 from typing import Any
 
-from engine.db.models import PropertyDrift, Stack, StackOutput
+from engine.db.models import PropertyDrift, Stack
 from engine.db.stack_list import ListedStack
 from engine.ir.model import ResolvedStack
+from engine.resources.outputs import StackOutput
 from engine.template.parameters import masked
 
 
@@ -151,3 +152,15 @@ class ResourceTypeRecord:
     properties: dict[str, Any]  # Heat's wire form of each schema, by name
     attributes: dict[str, Any]  # the same, without ``show`` (the view adds it)
     support_status: dict[str, Any]  # Heat's wire form
+
+
+@dataclasses.dataclass(frozen=True)
+class SnapshotRecord:
+    """A stack snapshot as Heat shows it; ``data`` with hidden values masked."""
+
+    id: str
+    name: str | None
+    status: str
+    status_reason: str | None
+    data: dict[str, Any] | None
+    created_at: datetime.datetime

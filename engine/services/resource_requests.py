@@ -4,7 +4,9 @@ Mark-unhealthy changes only the resource row (Heat's ``CHECK_FAILED`` and back t
 ``CHECK_COMPLETE``) and records an event; the next update replaces an unhealthy resource.
 A signal is handed to the resource type's ``handle_signal`` and what it returns is
 inserted into ``resource_signals`` with a ``SIGNAL`` event; the resource row is never
-written, so a worker busy with the resource loses nothing (``engine.db.signals``).
+written, so a worker busy with the resource loses nothing (``engine.db.signals``). A
+signal whose body holds ``unset_hook`` clears a breakpoint instead, whatever the type
+(``engine.db.hooks``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from typing import Any
 
 from engine import reasons
 from engine.clock import Clock
-from engine.db import event_rows, signals, transitions
+from engine.db import event_rows, hooks, signals, transitions
+from engine.db.leases import wake_step
 from engine.db.models import Resource, Stack
 from engine.db.session import DbSession
 from engine.errors import (
     BadRequest,
+    InvalidBreakPointHook,
     KilnError,
     NotSupported,
     PhysicalResourceIDAmbiguity,
@@ -36,7 +40,7 @@ from engine.template.functions import Deferred, ParseContext, parse_value, resol
 from engine.template.parameters import redact
 from engine.template.parse import from_data
 from engine.template.versions import HOT_KEY, find_hot_version
-from engine.vocabulary import Action, Status
+from engine.vocabulary import Action, Hook, Status
 
 MARK_UNHEALTHY = "mark_unhealthy"
 STATUS_REASON = "resource_status_reason"
@@ -124,16 +128,19 @@ def mark_unhealthy(session: DbSession, stack: Stack, row: Resource, unhealthy: b
 # --- signals ----------------------------------------------------------------------------
 
 
-def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str) -> Resource:
+def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str,
+                  registry: ResourceTypeRegistry | None = None) -> Resource:
     """The resource a signal goes to, or Heat's refusal, in Heat's order: an unknown
-    resource (404), one not created yet (404), one suspended or deleted (400)."""
+    resource (404), one not created yet (404), one suspended or deleted (400) unless its
+    type takes signals then (``Resource.no_signal_actions``, with ``registry``)."""
     row = next((r for r in rows if r.name == resource_name), None)
     template = stack.template if isinstance(stack.template, Mapping) else {}
     if row is None and resource_name not in (template.get("resources") or {}):
         raise ResourceNotFound(resource_name=resource_name, stack_name=stack.name)
     if row is None or row.action == Action.INIT:
         raise ResourceNotAvailable(resource_name=resource_name)
-    if row.action in NO_SIGNAL_ACTIONS:
+    cls = registry.for_stored(row.type) if registry is not None else None
+    if row.action in (cls.no_signal_actions if cls is not None else NO_SIGNAL_ACTIONS):
         raise NotSupported(feature=f"Signal resource during {row.action}")
     return row
 
@@ -157,3 +164,61 @@ def deliver_signal(session: DbSession, stack: Stack, row: Resource,
                          physical_resource_id=row.physical_id or "", resource_type=row.type,
                          action=Action.SIGNAL, status=row.status,
                          reason=reasons.signal_taken(accepted.summary, details), now=now)
+
+
+# --- breakpoints ------------------------------------------------------------------------
+
+#: The key of a signal's body that clears a breakpoint instead of signalling the type.
+UNSET_HOOK = "unset_hook"
+
+
+def clears_hook(details: Any) -> bool:
+    """Whether a signal's body asks to clear a hook (Heat: before any type sees it, so
+    a type that takes no signals still has its hooks cleared)."""
+    return isinstance(details, Mapping) and UNSET_HOOK in details
+
+
+def unset_hook(session: DbSession, stack: Stack, rows: Sequence[Resource],
+               resource_name: str, hook: Any, registry: ResourceTypeRegistry,
+               clock: Clock) -> None:
+    """Clear the breakpoint ``hook`` the resource waits at, with Heat's event, and wake
+    its step (``engine.worker.breakpoints``). Heat's refusals in Heat's order: an
+    unknown resource (404), one not planned yet (404), one suspended or deleted (400),
+    a hook that is no hook type, then one not set (400 ``InvalidBreakPointHook``).
+
+    Unlike Heat, a resource being deleted takes the clear of the hook it waits at:
+    Heat refuses every signal during DELETE, so its ``post-delete`` hook could never be
+    cleared, only outlasted by the stack's timeout."""
+    row = next((r for r in rows if r.name == resource_name), None)
+    template = stack.template if isinstance(stack.template, Mapping) else {}
+    if row is None and resource_name not in (template.get("resources") or {}):
+        raise ResourceNotFound(resource_name=resource_name, stack_name=stack.name)
+    if row is None:
+        raise ResourceNotAvailable(resource_name=resource_name)
+    known = isinstance(hook, str) and hook in set(Hook)
+    waiting = hooks.pending(session, row.id, hook) if known else None
+    cls = registry.for_stored(row.type)
+    refused = getattr(cls, "no_signal_actions", NO_SIGNAL_ACTIONS)
+    if waiting is None and row.action in refused:
+        raise NotSupported(feature=f"Signal resource during {row.action}")
+    if not known:
+        raise InvalidBreakPointHook(
+            message=f'Invalid hook type "{hook}" for {_described(stack, row, cls)}')
+    if waiting is None:
+        raise InvalidBreakPointHook(
+            message=f'The "{hook}" hook is not defined on {_described(stack, row, cls)}')
+    now = clock()
+    waiting.cleared_at = now
+    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                         physical_resource_id=row.physical_id or "", resource_type=row.type,
+                         action=row.action, status=row.status,
+                         reason=reasons.hook_cleared(str(hook)), now=now)
+    wake_step(session, waiting.step_id)
+
+
+def _described(stack: Stack, row: Resource, cls: type | None) -> str:
+    """A resource as Heat's messages show one (``str(Resource)``): its class, its name,
+    its physical id once it has one, and its stack."""
+    kind = cls.__name__ if cls is not None else row.type
+    physical = f" [{row.physical_id}]" if row.physical_id is not None else ""
+    return f'{kind} "{row.name}"{physical} Stack "{stack.name}" [{stack.id}]'

@@ -41,6 +41,7 @@ from engine.services.proposals import Proposal, Proposals, StackLimits, stack_na
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack
 from engine.services.update_requests import check_immutable, update_body
+from engine.template import event_sinks
 from engine.template.environment import Environment
 from engine.template.functions import Deferred, resolve
 from engine.template.parameters import (
@@ -269,6 +270,7 @@ class StackDryRuns:
         environment = Environment.from_dict(stack.environment).as_dict()
         environment["parameters"] = given
         environment["parameter_defaults"] = masked(schemas, environment["parameter_defaults"])
+        environment["event_sinks"] = event_sinks.masked(environment["event_sinks"])
         return TemplateValidation(
             description=ir.description or "No description", parameters=shown, values=given,
             parameter_groups=groups if isinstance(groups, list) else None,

@@ -62,7 +62,8 @@ class StackGraphs:
 
     def graph(self, ctx: RequestContext, name: str, stack_id: str, nested_depth: int = 0
               ) -> StackGraph:
-        stack = self._reads.get(ctx, name, stack_id)  # 404 for another tenant's
+        # 404 for another tenant's; the graph shows no outputs, so none are resolved.
+        stack = self._reads.get(ctx, name, stack_id, with_outputs=False)
         records = self._resources.list_resources(ctx, name, stack_id, {},
                                                  nested_depth=nested_depth)
         # A resource is (the id of the stack it is in, its name) across the tree.

@@ -20,13 +20,12 @@ def named_stack(session: DbSession, ctx: RequestContext, name: str, stack_id: st
     return stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
 
 
-def shown_stack(reads: DbLookups, ctx: RequestContext, name: str, stack_id: str, *,
-                with_outputs: bool) -> ShownStack:
+def shown_stack(reads: DbLookups, ctx: RequestContext, name: str, stack_id: str
+                ) -> ShownStack:
     """:func:`named_stack` as a show reads it (``stack_rows.shown_stack``)."""
     if not is_uuid(stack_id):
         raise EntityNotFound(entity="Stack", name=name)
-    return stack_rows.shown_stack(reads, ctx.tenant_id, name, stack_id,
-                                  with_outputs=with_outputs)
+    return stack_rows.shown_stack(reads, ctx.tenant_id, name, stack_id)
 
 
 def stack_by_name_or_id(reads: DbLookups, ctx: RequestContext, name_or_id: str

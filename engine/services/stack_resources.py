@@ -142,14 +142,21 @@ class StackResources:
     def signal(self, ctx: RequestContext, name: str, stack_id: str, resource: str,
                details: Mapping[str, Any] | None = None) -> None:
         """``POST .../resources/<name>/signal``: Heat's refusals, else the resource's type
-        takes the signal (``resource_requests.deliver_signal``). One write transaction:
-        it inserts the signal and its event and writes no row a worker writes."""
+        takes the signal (``resource_requests.deliver_signal``), or, for a body with
+        ``unset_hook``, a breakpoint is cleared (``resource_requests.unset_hook``). One
+        write transaction: it inserts the signal and its event and writes no row a
+        worker writes."""
         with self._db.transaction() as session:
             stack = named_stack(session, ctx, name, stack_id)
             if stack.deleted_at is not None:
                 raise EntityNotFound(entity="Stack", name=name)
             rows = resource_rows.list_resources_named(session, stack.id, [resource])
-            row = resource_requests.signal_target(stack, rows, resource)
+            if details is not None and resource_requests.clears_hook(details):
+                resource_requests.unset_hook(session, stack, rows, resource,
+                                             details[resource_requests.UNSET_HOOK],
+                                             self._registry, self._clock)
+                return
+            row = resource_requests.signal_target(stack, rows, resource, self._registry)
             resource_requests.deliver_signal(session, stack, row, details, self._registry,
                                              self._clock)
 

@@ -112,7 +112,7 @@ class StackWrites:
                                                   stack.name, stack.id)
                 check_immutable(self._irs.if_valid(stack), new.ir)
                 payload: OperationPayload = {
-                    "previous": _definition(stack), "target": _definition(new.stack),
+                    "previous": definition(stack), "target": definition(new.stack),
                     # Heat's "observe reality": resources whose type can read its
                     # backend put back what drifted (specs/aws-resources.rst).
                     "converge": extract_bool(body.get("converge", False), "converge")}
@@ -175,7 +175,7 @@ def _check_updatable(stack: Stack, name: str) -> None:
         raise BadRequest(reason="Updating a stack when it is suspended is not supported.")
 
 
-def _definition(stack: Stack) -> StackDefinition:
+def definition(stack: Stack) -> StackDefinition:
     """What an update changes and a rollback restores."""
     return {"template": stack.template, "parameters": stack.parameters,
             "environment": stack.environment, "files": stack.files}

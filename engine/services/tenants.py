@@ -128,10 +128,13 @@ class TenantService:
         return principal
 
     def authenticate_for_signal(self, secret: str | None, tenant_id: str, stack_name: str,
-                                stack_id: str, resource_name: str) -> Principal:
+                                stack_id: str, resource_name: str, *,
+                                signal_only: bool = False) -> Principal:
         """A tenant token as :meth:`authenticate`, or else a signal token issued for
         exactly this resource of this stack (role ``signal``, acting on the stack's
-        tenant). Either way a secret that fits neither is 401, with the same words."""
+        tenant). Either way a secret that fits neither is 401, with the same words.
+        ``signal_only``: a signal token or nothing (a secret from a signed URL's query,
+        where a tenant token must never travel)."""
         if secret:
             with self._db.read() as session:
                 token_id = signals.find_signal_token(
@@ -139,6 +142,8 @@ class TenantService:
                     stack_id=stack_id, resource_name=resource_name)
             if token_id is not None:
                 return Principal(token_id, tenant_id, SIGNAL_ROLE)
+        if signal_only:
+            raise AuthenticationRequired(reason="the token is not valid")
         return self.authenticate(secret)
 
     def require_tenant_id(self, tenant_id: str) -> None:

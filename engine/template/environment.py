@@ -5,8 +5,10 @@ An environment has six sections (``ENVIRONMENT_SECTIONS``). A request gives one 
 with the list, the body's ``environment`` is ignored and the files are merged in order on
 top of the request's ``parameters`` (Heat's order, so that heatclient's requests mean the
 same here). ``resource_registry`` maps type names to other type names (exactly, by a
-trailing-``*`` glob, or for one resource under ``resources``); ``parameter_defaults``
-replace template defaults.
+trailing-``*`` glob, or for one resource under ``resources``) and sets breakpoints
+(``resources.<name pattern>.hooks``, :func:`resource_hooks`); a nested stack inherits the
+entries its parent resource's name matches (:func:`child_registry`).
+``parameter_defaults`` replace template defaults.
 
 Everything here is pure: plain data in, plain data or an :class:`Environment` out.
 """
@@ -15,18 +17,24 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.errors import BadRequest
+from engine.errors import BadRequest, InvalidBreakPointHook
 from engine.schema import load_json
+from engine.template.event_sinks import check as check_event_sinks
 from engine.template.parse import document
+from engine.vocabulary import Hook
 
 ENVIRONMENT_SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
 MERGE_STRATEGIES = ("overwrite", "merge", "deep_merge")
 TEMPLATE_SUFFIXES = (".yaml", ".template")
 _LIST_SECTIONS = ("encrypted_param_names", "event_sinks")
+HOOKS = "hooks"
+# As Heat's message shows its HOOK_TYPES tuple.
+_HOOK_TYPES_SHOWN = str(tuple(str(hook) for hook in Hook))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +93,42 @@ def _resolve(registry: Mapping[str, Any], type_name: str, resource_name: str) ->
     return type_name
 
 
+def resource_hooks(registry: Mapping[str, Any], resource_name: str) -> frozenset[str]:
+    """The hooks ``registry`` sets on ``resource_name``: those of every ``resources``
+    entry whose name pattern (``fnmatch``, case-sensitive, as Heat's ``matches_hook``)
+    matches it."""
+    found: set[str] = set()
+    for pattern, entry in (registry.get("resources") or {}).items():
+        if not isinstance(entry, Mapping) or not fnmatch.fnmatchcase(resource_name, pattern):
+            continue
+        hooks = entry.get(HOOKS)
+        if isinstance(hooks, str):
+            found.add(hooks)
+        elif isinstance(hooks, list):
+            found.update(hook for hook in hooks if isinstance(hook, str))
+    return frozenset(found)
+
+
+def child_registry(registry: Mapping[str, Any], resource_name: str) -> dict[str, Any]:
+    """The registry the nested stack of ``resource_name`` inherits, as Heat's
+    ``get_child_environment`` builds it: the parent's, with ``resources`` replaced by the
+    contents of the parent's entries that name the resource (every matching pattern, then
+    the exact name), so ``resources: {nested: {inner: {hooks: pre-create}}}`` sets a
+    hook on the resource ``inner`` of ``nested``'s stack. An entry that is no map (a
+    type mapping or ``hooks`` of the resource itself) names no resource there."""
+    resources = registry.get("resources") or {}
+    inherited: dict[str, Any] = {}
+    for pattern, entry in resources.items():
+        if isinstance(entry, Mapping) and fnmatch.fnmatchcase(resource_name, pattern):
+            inherited.update(entry)
+    exact = resources.get(resource_name)
+    if isinstance(exact, Mapping):
+        inherited.update(exact)
+    return {**{key: value for key, value in registry.items() if key != "resources"},
+            "resources": {name: dict(entry) for name, entry in inherited.items()
+                          if isinstance(entry, Mapping)}}
+
+
 def _mapped(registry: Mapping[str, Any], per_resource: Mapping[str, Any], globs: list[str],
             type_name: str) -> str | None:
     """One step: a per-resource entry, else an exact one, else the longest matching glob
@@ -137,10 +181,7 @@ def _check_contents(section: str, body: Any, name: str) -> None:
     if section == "resource_registry":
         _check_registry(body, name)
     elif section == "event_sinks":
-        for sink in body:
-            if not isinstance(sink, Mapping) or not isinstance(sink.get("type"), str):
-                raise BadRequest(reason=f"Each event sink in {name} must be a map with a "
-                                        "type")
+        check_event_sinks(body, name)
     elif section == "parameter_merge_strategies":
         for param, strategy in body.items():
             if strategy not in MERGE_STRATEGIES:
@@ -148,25 +189,43 @@ def _check_contents(section: str, body: Any, name: str) -> None:
                                         f"'{param}'.")
 
 
-def _check_registry(registry: Mapping[str, Any], name: str) -> None:
+def _check_registry(registry: Mapping[str, Any], name: str, *, per_resource: bool = False
+                    ) -> None:
+    """Heat's shapes: type names mapped to type names or template files; under
+    ``resources``, per resource name pattern, those, its ``hooks``, and maps for the
+    resources of its nested stack (checked the same way, at any depth)."""
     for key, value in registry.items():
-        if key == "resources":
+        if key == "resources" and not per_resource:
             if not isinstance(value, Mapping) or not all(isinstance(v, Mapping)
                                                          for v in value.values()):
                 raise BadRequest(reason=f'"resource_registry.resources" in {name} must map '
                                         "resource names to maps")
             for entry in value.values():
-                for inner in ("hooks", "restricted_actions"):
-                    if inner in entry:
-                        raise BadRequest(reason=f'"{inner}" in resource_registry are not '
-                                                "supported by Kiln yet.")
-                _check_registry({k: v for k, v in entry.items()}, name)
-        elif key in ("hooks", "restricted_actions"):
+                _check_registry(entry, name, per_resource=True)
+        elif key == HOOKS:
+            if value is not None:
+                _check_hooks(value)
+        elif key == "restricted_actions":
             raise BadRequest(reason=f'"{key}" in resource_registry are not supported by '
                                     "Kiln yet.")
+        elif per_resource and isinstance(value, Mapping):
+            _check_registry(value, name, per_resource=True)  # a nested stack's resource
         elif value is not None and not isinstance(value, str):
             raise BadRequest(reason=f'resource_registry entry "{key}" in {name} must map to '
                                     "a type name or a template file")
+
+
+def _check_hooks(value: Any) -> None:
+    """A hook type, or a list of them (Heat's ``is_hook_definition``)."""
+    if isinstance(value, str):
+        valid = value in set(Hook)
+    else:
+        valid = isinstance(value, list) and all(
+            isinstance(hook, str) and hook in set(Hook) for hook in value)
+    if not valid:
+        raise InvalidBreakPointHook(message=f'Invalid hook type "{value}" for resource '
+                                            "breakpoint, acceptable hook types are: "
+                                            f"{_HOOK_TYPES_SHOWN}")
 
 
 def request_environment(body: Mapping[str, Any], parameter_types: Mapping[str, str]

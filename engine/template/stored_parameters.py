@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import KilnError
+from engine.template import event_sinks
 from engine.template.cfn_parameters import parameter_schema as cfn_parameter_schema
 from engine.template.environment import Environment
 from engine.template.parameters import (
@@ -103,9 +104,12 @@ def masked_template(template: Any) -> Any:
 def masked_environment(template: Any, environment: Mapping[str, Any]) -> dict[str, Any]:
     """``environment`` with the hidden parameters' entries of its ``parameters`` and
     ``parameter_defaults`` masked, by name: an entry another source overrides is no
-    value the stack takes, so no other masking would find it."""
+    value the stack takes, so no other masking would find it; and its event sinks'
+    secrets."""
     hidden = hidden_names(template)
     shown = dict(environment)
+    if "event_sinks" in shown:
+        shown["event_sinks"] = event_sinks.masked(shown["event_sinks"])
     for section in ("parameters", "parameter_defaults"):
         entries = shown.get(section)
         if isinstance(entries, Mapping):

@@ -59,6 +59,8 @@ class HeldStep:
     started_at: datetime.datetime | None = None
     # What its log lines name: its operation, the request that started it, its stack.
     label: OperationLabel | None = None
+    # The breakpoint it pauses at once its action is done (``engine.worker.breakpoints``).
+    post_hook: str | None = None
 
     def bound_logs(self) -> contextlib.AbstractContextManager[None]:
         """A block whose log lines are about this step's operation and stack, with its

@@ -38,6 +38,7 @@ from engine.errors import DatabaseUnavailable
 from engine.ir.stored import StoredIrs
 from engine.lifecycle.registry import LifecycleRegistry
 from engine.resources.registry import ResourceTypeRegistry
+from engine.worker.deliveries import Deliverer, DeliverySettings
 from engine.worker.held_step import HeldStep
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.liveness import Heartbeat, Liveness, Monotonic, NotLive
@@ -77,6 +78,9 @@ class WorkerSettings:
     # Tries of an operation phase or a step that fails on an unexpected error, and the
     # wait before the second ([engine] internal_error_attempts, _backoff_seconds).
     poison: PoisonRule = PoisonRule()
+    # How the loop's process sends event sink deliveries ([event_sinks]); None: it sends
+    # none (tests that drive the loop alone).
+    deliveries: DeliverySettings | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,8 +141,7 @@ class WorkerLoop:
             not_fenced=liveness.check_not_fenced,
             heartbeat_seconds=settings.heartbeat_interval_seconds)
         operations = OperationDriver(self._db, self._registry, worker_id, self._clock,
-                                     lifecycle_calls, api_url=settings.api_url, irs=self._irs,
-                                     rule=self._rule)
+                                     lifecycle_calls, irs=self._irs, rule=self._rule)
         steps = StepRunner(self._db, self._registry, worker_id, self._clock,
                            settings.max_step_poll_seconds, api_url=settings.api_url,
                            irs=self._irs,
@@ -166,6 +169,10 @@ class WorkerLoop:
         self._heartbeat = Heartbeat(self._beat, self._settings.heartbeat_interval_seconds,
                                     beating)
         self._heartbeat.start()
+        # Its own thread: a slow receiver never holds up a tick.
+        deliveries = self._settings.deliveries
+        sending = (Deliverer(self._db, deliveries, clock=self._clock).start(stop)
+                   if deliveries else None)
         try:
             while not stop.is_set():
                 try:
@@ -179,6 +186,8 @@ class WorkerLoop:
                 if not busy and not stop.is_set():
                     self._db.work.wait(self._idle_wait())
             self.hand_back()
+            if sending is not None and deliveries is not None:
+                sending.join(deliveries.lease_seconds)  # what it still holds is due again
         finally:
             beating.set()
         LOG.info("worker %s stopped", self.id)

@@ -21,7 +21,7 @@ from engine.errors import RequestLimitExceeded
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.resources.nested import NestedState
 from engine.resources.registry import ResourceTypeRegistry
-from engine.template.environment import Environment
+from engine.template.environment import Environment, child_registry
 from engine.template.loader import written_resources
 from engine.template.parse import SourceDocument, document
 from engine.vocabulary import Action, Status
@@ -175,14 +175,18 @@ class WorkerNestedStacks:
                     template: Any, parameters: Mapping[str, Any], template_file: str
                     ) -> dict[str, Any]:
         """The child's stored definition, checked as a create checks it (errors name the
-        child's template file and line). It inherits the parent's files, registry and
-        parameter_defaults, never its parameters, as in Heat."""
+        child's template file and line). It inherits the parent's files, registry (its
+        ``resources`` those the parent resource's name matches), parameter_defaults and
+        event sinks, never its parameters, as in Heat."""
         doc = document(template, template_file)
         facade = self._facade(session, parent)
         inherited = Environment.from_dict(parent.environment)
-        environment = {"parameter_defaults": dict(inherited.parameter_defaults),
-                       "resource_registry": dict(inherited.resource_registry),
-                       "parameters": dict(parameters)}
+        environment: dict[str, Any] = {
+            "parameter_defaults": dict(inherited.parameter_defaults),
+            "resource_registry": child_registry(inherited.resource_registry, self._resource),
+            "parameters": dict(parameters)}
+        if inherited.event_sinks:  # as Heat's child environment: the parent's sinks too
+            environment["event_sinks"] = [dict(sink) for sink in inherited.event_sinks]
         files = dict(parent.files or {})
         ir = build_from_document(doc, parameters,
                                  pseudo_parameters(stack_id, name, parent.tenant_id),

@@ -16,50 +16,48 @@ import functools
 import logging
 from collections.abc import Callable
 
-from engine import budget, logs, metrics, reasons
+from engine import logs, metrics, reasons
 from engine.clock import Clock
-from engine.db import event_rows, resource_rows, stack_rows, transitions
+from engine.db import event_rows, resource_rows, snapshot_rows, stack_rows, transitions
 from engine.db.leases import (
     LeaseLost,
     back_off_operation,
     park_operation,
     release_operation,
 )
-from engine.db.models import Operation, Stack, StackOutput
+from engine.db.models import Operation, Stack
 from engine.db.session import Database, DbSession, after_commit
 from engine.errors import DatabaseUnavailable, KilnError
 from engine.ir.model import ResolvedStack
 from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
 from engine.ir.stored import StoredIrs, redefinition
 from engine.lifecycle.runner import CallRecord, not_called
+from engine.resources.outputs import StackOutput, output_resources, resolve_outputs
 from engine.resources.registry import ResourceTypeRegistry
-from engine.template.functions import resolve
-from engine.template.parameters import hidden_values, redact
 from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.liveness import NotLive
 from engine.worker.poison import PoisonRule
-from engine.worker.step_runtime import StepRuntime
-from engine.worker.stored_scope import (
-    StoredResource,
-    StoredScope,
-    operation_secrets,
-)
+from engine.worker.snapshot_data import snapshot_data
+from engine.worker.stored_scope import operation_secrets
 
 LOG = logging.getLogger(__name__)
 # Operations whose steps act on the stored resources rather than on a new IR.
-STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK)
+STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK,
+                  Action.SNAPSHOT)
+# Operations that take the stack to a new definition (the payload's target): an update,
+# its rollback, and the restore of a snapshot (Heat's restore is an update too).
+REDEFINING = (Action.UPDATE, Action.ROLLBACK, Action.RESTORE)
 
 
 class OperationDriver:
     def __init__(self, db: Database, registry: ResourceTypeRegistry, owner: str,
-                 clock: Clock, lifecycle_calls: LifecycleCalls, *, api_url: str,
-                 irs: StoredIrs, rule: PoisonRule | None = None) -> None:
+                 clock: Clock, lifecycle_calls: LifecycleCalls, *, irs: StoredIrs,
+                 rule: PoisonRule | None = None) -> None:
         self._db = db
         self._rule = rule or PoisonRule()
         self._registry = registry
         self._irs = irs
-        self._api_url = api_url
         self._owner = owner
         self._clock = clock
         self._lifecycle_calls = lifecycle_calls
@@ -244,6 +242,9 @@ class OperationDriver:
             transitions.stop(operation, CallRecord(**denial).summary())
             return
         action, payload = operation.action, operation.payload or {}
+        if action in (Action.DELETE, Action.ABANDON):
+            # As Heat's delete (and abandon) does first: the snapshots go with the stack.
+            snapshot_rows.delete_stack_snapshots(session, stack.id)
         # The rows' outlines, not the rows: a plan needs no properties, no data.
         rows = {row.name: row for row in resource_rows.list_outlines(session, stack.id)}
         stored = {name: ExistingResource(name, frozenset(row.requires or ()),
@@ -258,7 +259,7 @@ class OperationDriver:
             # undo the create: delete it all
             plan = plan_stored(stored, Action.ROLLBACK, Action.DELETE)
         else:
-            if action in (Action.UPDATE, Action.ROLLBACK):
+            if action in REDEFINING:
                 # The stack takes its new definition now: the steps evaluate it. The
                 # pre-ops' views took it the same way (Redefined.of).
                 (stack.template, stack.parameters, stack.environment,
@@ -286,7 +287,7 @@ class OperationDriver:
                     widened[row.id] = requires
             resource_rows.set_requires(session, widened)
             resource_rows.add_resources(session, stack.id, new, now)
-            plan = (plan_update(ir, stored, action) if action in (Action.UPDATE, Action.ROLLBACK)
+            plan = (plan_update(ir, stored, action) if action in REDEFINING
                     else plan_create(ir, action))
         types = {name: row.type for name, row in rows.items()}
         if ir is not None:
@@ -300,7 +301,8 @@ class OperationDriver:
         """End a running operation past its deadline, or one a tenant cancelled."""
         transitions.owe_post_ops(operation)
         transitions.abort_open_steps(session, operation, stack,
-                                     reasons.aborted(operation.action), now)
+                                     reasons.aborted(operation.action), now,
+                                     waiting_reason=reasons.HOOK_WAIT_FAILED)
         cancelled = transitions.cancelled_by(operation) is not None
         transitions.stop(operation, reasons.operation_cancelled(operation.action)
                          if cancelled else reasons.timed_out(operation.action))
@@ -309,10 +311,10 @@ class OperationDriver:
                 now: datetime.datetime) -> None:
         failed = operation.failure_reason is not None
         action = operation.action
-        if action in (Action.UPDATE, Action.ROLLBACK):
+        if action in REDEFINING:
             resource_rows.drop_deleted_resources(session, stack.id)  # what the update removed
-        if action in (Action.CREATE, Action.ADOPT, Action.UPDATE, Action.ROLLBACK):
-            stack.outputs = self._outputs(session, operation.id, stack)
+        if action in (Action.CREATE, Action.ADOPT, *REDEFINING):
+            stack.outputs = [dict(o) for o in self._outputs(session, operation.id, stack)]
         if failed:
             status, reason = Status.FAILED, operation.failure_reason or ""
         else:
@@ -322,8 +324,12 @@ class OperationDriver:
             if action in (Action.DELETE, Action.ABANDON):
                 # Abandon forgets the resources; delete has removed them.
                 transitions.mark_stack_deleted(session, stack, now)
-            if action in (Action.UPDATE, Action.ROLLBACK):
+            if action in REDEFINING:
                 self._settle_requires(session, operation.id, stack)
+        if action == Action.SNAPSHOT:
+            # Kept whatever the outcome, as Heat keeps a failed snapshot's data.
+            snapshot_rows.settle(session, operation, status, reason, now, snapshot_data(
+                stack, resource_rows.list_resources(session, stack.id), status))
         transitions.conclude(session, operation, stack, status, reason, now)
         _log_end(session, operation, stack, status, now)
         if failed and _rolls_back(operation, stack):
@@ -351,34 +357,21 @@ class OperationDriver:
                 return reasons.CHECK_NOT_FULLY_SUPPORTED
         return ""
 
-    # One evaluation: the outputs share one time budget (engine.budget).
-    @budget.within_evaluation
     def _outputs(self, session: DbSession, operation_id: str, stack: Stack
                  ) -> list[StackOutput]:
-        """Resolve every output now; an output that fails carries ``output_error``."""
+        """Resolve every output now (``engine.resources.outputs``), for what reads them
+        stored: a parent's nested-stack resource, and a show once the template no
+        longer builds."""
         try:
             ir: ResolvedStack = self._irs.for_operation(operation_id, stack)
         except KilnError:
             return []
         if not ir.outputs:
             return []  # and no row read
-        rows = {row.name: row for row in resource_rows.list_resources(session, stack.id)}
-        scope = StoredScope(
-            ir, {name: StoredResource.of(row) for name, row in rows.items()}, self._registry,
-            lambda name: StepRuntime(self._db, self._clock, stack, rows[name].id, name,
-                                     rows[name].generation, registry=self._registry,
-                                     api_url=self._api_url))
-        secrets = hidden_values(ir.parameter_schemas, ir.parameters)
-        outputs = []
-        for name, output in ir.outputs.items():
-            item: StackOutput = {"output_key": name, "description": output.description,
-                                 "output_value": None}
-            try:
-                item["output_value"] = redact(resolve(output.value, scope), secrets)
-            except Exception as exc:  # noqa: BLE001 -- a broken output must not fail the stack
-                item["output_error"] = redact(str(exc), secrets)
-            outputs.append(item)
-        return outputs
+        rows = resource_rows.list_resources_named(session, stack.id,
+                                                  sorted(output_resources(ir)))
+        return resolve_outputs(ir, stack, {row.name: row for row in rows}, self._registry,
+                               self._clock).outputs
 
 
 def _secrets(session: DbSession, operation_id: str, stack_id: str) -> tuple[str, ...]:

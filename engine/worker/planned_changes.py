@@ -5,7 +5,9 @@ which the update preview reads too), before any step runs: a create creates ever
 resource of its template (an adopt too: it takes each one over), a delete deletes every
 stored one (the rollback of a create too; an abandon also, every one retained), and an
 update decides each resource as its step will (the rollback of an update is the update
-back to the previous definition). Other operations (suspend, resume, check, ...) get no
+back to the previous definition, a restore the update to the snapshot's: its types'
+``handle_restore`` is not asked here, so where a type changes its properties on restore
+its step may differ from its forecast). Other operations (suspend, resume, check, ...) get no
 changes. The post-ops see the plan's actions as ``lifecycle_calls`` kept them.
 """
 
@@ -39,7 +41,7 @@ from engine.worker.stored_scope import operation_secrets
 LOG = logging.getLogger(__name__)
 # Operations whose plan the plugins see (a rollback's: of a create or of an update).
 _PLANNED = (Action.CREATE, Action.UPDATE, Action.DELETE, Action.ROLLBACK, Action.ADOPT,
-            Action.ABANDON)
+            Action.ABANDON, Action.RESTORE)
 
 @dataclasses.dataclass(frozen=True)
 class _Named:
@@ -86,7 +88,8 @@ class PlannedChanges:
             target = None
             if operation.action in (Action.CREATE, Action.ADOPT):
                 target = self._irs.of(stack)
-            elif operation.action in (Action.UPDATE, Action.ROLLBACK) and "target" in payload:
+            elif operation.action in (Action.UPDATE, Action.ROLLBACK, Action.RESTORE) \
+                    and "target" in payload:
                 # An update, or the rollback of one: back to the previous definition.
                 target = self._irs.of(Redefined.of(stack, payload["target"]))
             identity = _Named(stack.id, stack.name, stack.tenant_id)

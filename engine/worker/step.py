@@ -37,6 +37,7 @@ from engine.ir.stored import StoredIrs
 from engine.resources.base import action_methods
 from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Action, Status, StepState
+from engine.worker.breakpoints import Breakpoints, Wait
 from engine.worker.held_step import FIRST_POLL_SECONDS, HeldStep, StepPhase
 from engine.worker.poison import PoisonRule
 from engine.worker.step_decision import (
@@ -96,6 +97,7 @@ class StepRunner:
         self._rule = rule or PoisonRule()
         self._owner = owner
         self._writes = StepWrites(owner, registry)
+        self._breakpoints = Breakpoints(owner)
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
@@ -236,6 +238,8 @@ class StepRunner:
         claim and prepare what the closes made ready, as far as ``follow`` lets. The ids
         whose lease was lost (nothing was written for them), and those followers."""
         finished = [h for h in helds if h.phase == StepPhase.FINISHED]
+        at_hook = [h for h in finished if h.post_hook is not None]
+        finished = [h for h in finished if h.post_hook is None]
         # Read first and kept for the round (the session holds its objects weakly): the
         # closes and the followers' preparing then find them without a query each.
         stacks = {stack_id: stack_rows.load_stack(session, stack_id)
@@ -249,11 +253,28 @@ class StepRunner:
                 self._writes.complete_in(session, held, now)
             except LeaseLost:  # raised before anything of this step was written
                 lost.add(held.step_id)
+        for held in at_hook:
+            try:
+                self._pause_after(session, held, now)
+            except LeaseLost:  # raised before anything of this step was written
+                lost.add(held.step_id)
         followers = []
         if follow is not None and closed.ready:
             followers = self._follow(session, closed.ready, now, follow, self._clock(),
                                      stacks)
         return Round(lost, followers)
+
+    def _pause_after(self, session: DbSession, held: HeldStep, now: datetime.datetime
+                     ) -> None:
+        """A step whose action is done on a resource with a post hook: the resource's
+        COMPLETE state is written now, and the step parked at the hook instead of
+        closed (its dependents wait for the hook to be cleared, as in Heat)."""
+        assert held.post_hook is not None
+        self._breakpoints.park(session, held.operation_id, held.step_id, now)
+        stack = stack_rows.load_stack(session, held.stack_id)
+        row = self._writes.row(session, held)
+        self._writes.finish_resource(session, stack, row, held, now)
+        self._breakpoints.record(session, held.step_id, stack, row, held.post_hook, now)
 
     def _in_one_or_each(self, helds: Sequence[HeldStep], follow: Follow | None) -> Round:
         """Write the round in one transaction; if that fails on a bug, write each step
@@ -552,7 +573,21 @@ class StepRunner:
         if self._rule.spent(step.failures):
             self._give_up(session, step, stack, row, now)
             return None
+        wait = self._breakpoints.before(session, step, stack, row, now)
+        if wait != Wait.GO:
+            if wait == Wait.PASSED:  # its resource's state was written when it paused
+                quiet.append(step)
+            return None
         decision = self._decider.decide(session, step, stack, row)
+        post_hook = (self._breakpoints.after(session, step, stack, row, decision.action)
+                     if decision.outcome in (Outcome.ACT, Outcome.END) else None)
+        if decision.outcome == Outcome.END and post_hook is not None:
+            # Nothing to delete (or kept), yet the delete is done: Heat breaks after it.
+            self._breakpoints.park(session, step.operation_id, step.id, now)
+            set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
+                               decision.reason, now)
+            self._breakpoints.record(session, step.id, stack, row, post_hook, now)
+            return None
         if decision.outcome in (Outcome.CLOSE, Outcome.END):
             quiet.append(step)
             if decision.outcome == Outcome.END:
@@ -583,7 +618,8 @@ class StepRunner:
                         saved_data=dict(decision.instance.data), adopt=decision.adopt,
                         prop_diff=decision.prop_diff, kind=KIND[decision.outcome],
                         converge=decision.converge, failure=decision.failure,
-                        started_at=step.started_at)
+                        started_at=step.started_at,
+                        post_hook=post_hook if decision.outcome == Outcome.ACT else None)
         if (held.failure is None and held.action in REDEFINING
                 and held.phase == StepPhase.PREPARED):
             try:

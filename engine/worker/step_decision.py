@@ -7,7 +7,8 @@ An update step's decision (``engine.ir.update_decision.decide``, the pure rule t
 update preview calls too) is made once and stored with the step, so a step resumed by
 another worker does the same thing; a replacement moves the current physical resource
 aside in the same transaction. That is the one write made here; the caller makes the
-others.
+others. In the restore of a snapshot the type's ``handle_restore`` first adjusts the
+properties the update is decided on (``specs/stack-snapshots.rst``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ PER_OPERATION_CACHE_SIZE = 128
 # the others act on what is stored, so they work when a type has been uninstalled.
 NEEDS_PROPERTIES = (Action.CREATE, Action.ADOPT, Action.UPDATE)
 # Actions with nothing to act on when the resource was never created.
-NOTHING_IF_NEVER_CREATED = (Action.DELETE, Action.SUSPEND, Action.RESUME)
+NOTHING_IF_NEVER_CREATED = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.SNAPSHOT)
 
 
 class Outcome(enum.Enum):
@@ -130,6 +131,7 @@ class StepDecider:
         self._placements = placements
         self._secrets: cachetools.LRUCache[str, tuple[str, ...]] = per_operation()
         self._adopt: cachetools.LRUCache[str, Mapping[str, Any]] = per_operation()
+        self._restore: cachetools.LRUCache[str, Mapping[str, Any]] = per_operation()
         self._actions: cachetools.LRUCache[str, str] = per_operation()
         self._converging: cachetools.LRUCache[str, bool] = per_operation()
 
@@ -175,6 +177,18 @@ class StepDecider:
                 properties = properties_for_runtime(node, cls, scope)
             except Exception as exc:  # noqa: BLE001 -- evaluation errors are state
                 failure = exc
+        restored: dict[str, Any] = {}
+        entry = (self._restore_entries(session, step.operation_id).get(row.name)
+                 if node is not None and failure is None else None)
+        if entry is not None:
+            # A restore: the type adjusts what it is restored with (Heat's handle_restore)
+            # before the update is decided on it.
+            restorer = cls(row.name, properties, self.runtimes(stack, rows)(row.name))
+            try:
+                properties = dict(restorer.handle_restore(entry))
+                restored = dict(restorer.data)
+            except Exception as exc:  # noqa: BLE001 -- plugin code: any failure is state
+                failure = exc
         action, prop_diff, converge = step.action, None, False
         external = node.external_id if node is not None else None
         if external is not None and step.action == Action.UPDATE and failure is None:
@@ -207,7 +221,7 @@ class StepDecider:
             definition = Definition(node.type_name, properties,
                                     "Retain" if external else node.deletion_policy)
         instance = cls(row.name, properties, self.runtimes(stack, rows)(row.name),
-                       physical_id=row.physical_id, data=dict(row.data or {}),
+                       physical_id=row.physical_id, data={**(row.data or {}), **restored},
                        update_policy=node.update_policy if node is not None else None)
         adopt = (self._adopt_data(session, step.operation_id).get(row.name)
                  if step.action == Action.ADOPT else None)
@@ -305,6 +319,18 @@ class StepDecider:
             return bool((payload or {}).get("converge"))
 
         return read_once(self._converging, operation_id, read)
+
+    def _restore_entries(self, session: DbSession, operation_id: str) -> Mapping[str, Any]:
+        """A restore's snapshot entries, by resource; none for any other operation."""
+        def read() -> Mapping[str, Any]:
+            operation = session.get(Operation, operation_id)
+            if operation is None or operation.action != Action.RESTORE:
+                return {}
+            target = (operation.payload or {}).get("snapshot")
+            resources = target.get("resources") if target else None
+            return resources if isinstance(resources, Mapping) else {}
+
+        return read_once(self._restore, operation_id, read)
 
     def _adopt_data(self, session: DbSession, operation_id: str) -> Mapping[str, Any]:
         """The abandon data's resources."""

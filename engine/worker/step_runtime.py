@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import secrets as secret_tokens
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.budget import MAX_NESTED_DEPTH
@@ -15,9 +15,15 @@ from engine.clock import Clock
 from engine.db import resource_rows, signals
 from engine.db.models import Stack
 from engine.db.session import Database
-from engine.resources.base import IssuedSignalToken, SignalledResource, resource_key
+from engine.resources.base import (
+    SIGNAL_TOKEN_PARAM,
+    IssuedSignalToken,
+    SignalledResource,
+    resource_key,
+)
 from engine.resources.registry import ResourceTypeRegistry
 from engine.worker.nested import WorkerNestedStacks
+from engine.worker.software_store import WorkerSoftwareConfigs
 
 #: (stack id, resource name) -> where a lifecycle plugin placed it (``placement_of``).
 Placements = Callable[[str, str], Mapping[str, Any] | None]
@@ -91,11 +97,20 @@ class StepRuntime:
         path = "/".join(urllib.parse.quote(part, safe="") for part in (
             self.tenant_id, "stacks", self.stack_name, self.stack_id, "resources",
             self._resource_name, "signal"))
-        return IssuedSignalToken(token_id, secret, f"{self._api_url}/v1/{path}")
+        url = f"{self._api_url}/v1/{path}"
+        signed = f"{url}?{urllib.parse.urlencode({SIGNAL_TOKEN_PARAM: secret})}"
+        return IssuedSignalToken(token_id, secret, url, signed)
 
     def revoke_signal_tokens(self) -> None:
         with self._db.transaction() as session:
             signals.delete_signal_tokens(session, self._row_id, self._generation)
+
+    def signals(self) -> Sequence[Mapping[str, Any]]:
+        with self._db.read() as session:
+            return tuple(signals.list_signals(session, self._row_id, self._generation))
+
+    def software_configs(self) -> WorkerSoftwareConfigs:
+        return WorkerSoftwareConfigs(self._db, self._clock, self.tenant_id)
 
     def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
         with self._db.read() as session:

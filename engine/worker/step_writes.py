@@ -136,6 +136,12 @@ class StepWrites:
             set_resource_state(session, stack, row, Action.UPDATE, Status.COMPLETE,
                                reasons.RESTORED, now)
             return
+        self.finish_resource(session, stack, row, held, now)
+
+    def finish_resource(self, session: DbSession, stack: Stack, row: ResourceRow,
+                        held: HeldStep, now: datetime.datetime) -> None:
+        """The resource's part of a step's close: what its handler recorded, and its
+        ``<ACTION>_COMPLETE`` (with what the action learnt of drift)."""
         self._keep_handler_state(row, held)
         set_resource_state(session, stack, row, held.action, Status.COMPLETE,
                            self._record_drift(row, held), now)

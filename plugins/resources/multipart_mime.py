@@ -1,11 +1,9 @@
 """``OS::Heat::MultipartMime``: configs assembled into one MIME multipart message.
 
-Heat lets a part's ``config`` be the id of another software config (typically
-``get_resource`` of a CloudConfig) and reads that config through its software_configs API.
-A plugin cannot read another resource's stored config, so Kiln refuses such a part with a
-message that says to use ``get_attr: [<config>, config]``, which gives the text itself
-and works on Heat too. Inline text and inline multipart messages are assembled as Heat
-assembles them.
+A part's ``config`` is text, or the id of a software config (typically ``get_resource``
+of a CloudConfig), whose config is read from the tenant's software configs
+(``Runtime.software_configs``) as Heat reads it; an id no config has is taken as text,
+as in Heat. Parts and inline multipart messages are assembled as Heat assembles them.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from typing import Any, ClassVar
 
-from engine.errors import StackValidationFailed
 from engine.schema import LIST, MAP, STRING, AllowedValues, Property
 from plugins.resources.software_config import UNGROUPED, StoredConfig
 
@@ -68,25 +65,28 @@ class MultipartMime(StoredConfig):
         ),
     }
 
-    @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
-        for index, part in enumerate(properties["parts"] or []):
-            config = part["config"]
-            if _is_uuid_like(config):
-                raise StackValidationFailed(
-                    reason=f"Property error: parts[{index}].config: '{config}' is the id of "
-                    "a software config, and Kiln cannot read a config by its id: use "
-                    "{get_attr: [<config resource>, config]} to include its text"
-                )
-
     def render_config(self) -> Any:
         parts: list[email.message.Message] = []
         for index, part in enumerate(self.properties["parts"] or []):
+            text = self._part_text(part["config"], index)
             if part["type"] == MULTIPART:
-                parts.extend(_subparts(part["config"], index))
+                parts.extend(_subparts(text, index))
             else:
-                parts.append(_text_part(part["config"], part["subtype"], part["filename"]))
+                parts.append(_text_part(text, part["subtype"], part["filename"]))
         return MIMEMultipart(_subparts=parts).as_string()
+
+    def _part_text(self, config: str, index: int) -> str:
+        """The part's text: the config of the software config it names, else itself."""
+        if not _is_uuid_like(config):
+            return config
+        found = self.runtime.software_configs().get_config(config)
+        if found is None:
+            return config
+        text = found.get("config")
+        if not isinstance(text, str):
+            raise ValueError(f"parts[{index}].config: software config {config} is not text "
+                             "(a structured config cannot be a MIME part)")
+        return text
 
 
 def _subparts(text: str, index: int) -> list[email.message.Message]:

@@ -37,7 +37,8 @@ class RandomString(Resource):
     This is useful for configuring passwords and secrets on services. The string is drawn
     from a cryptographically secure source, generated once, and kept; ``get_resource``
     returns it. No property can be updated in place, so changing any of them (``salt`` is
-    there for exactly that) replaces the resource and yields a new string.
+    there for exactly that) replaces the resource and yields a new string; restoring a
+    stack snapshot gives back the string the snapshot kept.
     """
 
     support_version: ClassVar[str] = "2014.1"
@@ -133,6 +134,17 @@ class RandomString(Resource):
         if self.physical_id is None:
             self.set_physical_id(self.physical_resource_name())
         return None
+
+    def handle_restore(self, snapshot: Mapping[str, Any]) -> Mapping[str, Any]:
+        # The snapshot's string comes back with it: a restore that replaces the resource
+        # (its properties changed since the snapshot) would otherwise draw a new one, and
+        # every password derived from it would change. Heat's RandomString has no
+        # handle_restore, so there such a restore draws anew (specs/stack-snapshots.rst).
+        kept = snapshot.get("resource_data")
+        value = kept.get("value") if isinstance(kept, Mapping) else None
+        if isinstance(value, str):
+            self.data["value"] = value
+        return self.properties
 
     def get_attribute(self, name: str) -> Any:
         if name == "value":

@@ -1,36 +1,42 @@
-"""``OS::Heat::SoftwareConfig`` and ``OS::Heat::StructuredConfig``: stored config objects.
+"""``OS::Heat::SoftwareConfig``, ``OS::Heat::StructuredConfig`` and
+``OS::Heat::SoftwareComponent``: immutable configs in the tenant's software_configs.
 
-Heat keeps a software config in its ``software_configs`` API; Kiln has no such API, so a
-config lives in the resource's private ``data``, in the shape that API shows it (``name``,
-``group``, ``config``, ``inputs``, ``outputs``, ``options``), and its id, a uuid4 as in
-Heat, is the physical id. ``CloudConfig`` and ``MultipartMime`` build on the same base.
+Each config is a row of Heat's software_configs API (``Runtime.software_configs``), named
+by a uuid4 as in Heat, which is the physical id: ``openstack software config show <id>``
+shows it and a deployment reads it. The resource also keeps the config in its private
+``data``, in that API's shape (``name``, ``group``, ``config``, ``inputs``, ``outputs``,
+``options``): the ``config`` attribute is read from there (attributes never reach the
+store), and so stacks created before configs had rows keep answering ``get_attr``.
+``CloudConfig`` and ``MultipartMime`` build on the same base.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.errors import StackValidationFailed
 from engine.resources.base import Resource, Token
 from engine.schema import (
-    ANY,
-    BOOLEAN,
+    CONFIG_INPUT_SCHEMA,
+    CONFIG_OUTPUT_SCHEMA,
     LIST,
     MAP,
-    NUMBER,
     STRING,
-    AllowedValues,
     Attribute,
+    Length,
     Property,
+    config_input_record,
+    config_output_record,
+    typed_config_default,
 )
+from engine.vocabulary import Action
 
 UNGROUPED = "Heat::Ungrouped"
-
-#: Heat's software-config I/O types: template parameter types, CFN spelling.
-IO_TYPES = ("String", "Number", "CommaDelimitedList", "Json", "Boolean")
+#: The group of a SoftwareComponent's config: a deployment of it runs the configs of
+#: the action at hand (Heat's in-instance hook for components reads it so).
+COMPONENT_GROUP = "component"
 
 GROUP = Property(
     STRING,
@@ -48,46 +54,13 @@ OPTIONS = Property(
 INPUTS = Property(
     LIST,
     "Schema representing the inputs that this software config is expecting.",
-    schema=Property(
-        MAP,
-        schema={
-            "name": Property(STRING, "Name of the input.", required=True),
-            "description": Property(STRING, "Description of the input."),
-            "type": Property(
-                STRING, "Type of the value of the input.",
-                default="String", constraints=(AllowedValues(IO_TYPES),),
-            ),
-            "default": Property(ANY, "Default value for the input if none is specified."),
-            "replace_on_change": Property(
-                BOOLEAN,
-                "Replace the deployment instead of updating it when the input value "
-                "changes.",
-                default=False,
-            ),
-        },
-    ),
+    schema=Property(MAP, schema=CONFIG_INPUT_SCHEMA),
 )
 
 OUTPUTS = Property(
     LIST,
     "Schema representing the outputs that this software config will produce.",
-    schema=Property(
-        MAP,
-        schema={
-            "name": Property(STRING, "Name of the output.", required=True),
-            "description": Property(STRING, "Description of the output."),
-            "type": Property(
-                STRING, "Type of the value of the output.",
-                default="String", constraints=(AllowedValues(IO_TYPES),),
-            ),
-            "error_output": Property(
-                BOOLEAN,
-                "Denotes that the deployment is in an error state if this output has a "
-                "value.",
-                default=False,
-            ),
-        },
-    ),
+    schema=Property(MAP, schema=CONFIG_OUTPUT_SCHEMA),
 )
 
 CONFIG_ATTRIBUTES: Mapping[str, Attribute] = {
@@ -118,7 +91,21 @@ class StoredConfig(Resource):
         # boundary is random) from what was recorded with the id.
         if self.physical_id is None:
             self.data.update(self._record())
-            self.set_physical_id(str(uuid.uuid4()))
+        config_id = self.physical_id or str(uuid.uuid4())
+        record = self.data
+        # The row under the id recorded (a resumed create's is found and kept).
+        self.runtime.software_configs().create_config(
+            config_id=config_id, name=record.get("name"), group=record.get("group"),
+            config=record.get("config"), inputs=record.get("inputs") or [],
+            outputs=record.get("outputs") or [], options=record.get("options"))
+        if self.physical_id is None:
+            self.set_physical_id(config_id)
+        return None
+
+    def handle_delete(self) -> Token:
+        # A config of a stack created before configs had rows has none: nothing to do.
+        if self.physical_id is not None:
+            self.runtime.software_configs().delete_config(self.physical_id)
         return None
 
     def get_attribute(self, name: str) -> Any:
@@ -134,8 +121,8 @@ class StoredConfig(Resource):
             "name": self.physical_resource_name(),
             "group": self.config_group(),
             "config": self.render_config(),
-            "inputs": [_input_record(i) for i in properties.get("inputs") or []],
-            "outputs": [_output_record(o) for o in properties.get("outputs") or []],
+            "inputs": [config_input_record(i) for i in properties.get("inputs") or []],
+            "outputs": [config_output_record(o) for o in properties.get("outputs") or []],
             "options": properties.get("options") or {},
         }
 
@@ -145,8 +132,8 @@ class SoftwareConfig(StoredConfig):
 
     The config is immutable: any change to the definition makes a new config and deletes
     the old one. Inputs and outputs describe what the config script consumes and
-    produces. Kiln stores the config with the resource (there is no software_configs
-    API); ``get_resource`` gives its id and ``get_attr [c, config]`` the config itself.
+    produces. ``get_resource`` gives the config's id (``openstack software config show``
+    shows it) and ``get_attr [c, config]`` the config itself.
     """
 
     properties_schema: ClassVar[Mapping[str, Property]] = {
@@ -165,7 +152,7 @@ class SoftwareConfig(StoredConfig):
     def validate_properties(cls, properties: Mapping[str, Any]) -> None:
         # Heat's config API refuses an input whose default does not fit its type.
         for index, item in enumerate(properties.get("inputs") or []):
-            _typed_default(item, f"inputs[{index}].default")
+            typed_config_default(item, f"inputs[{index}].default")
 
 
 class StructuredConfig(SoftwareConfig):
@@ -185,46 +172,77 @@ class StructuredConfig(SoftwareConfig):
     }
 
 
-def _input_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    # As Heat persists an input: unset keys left out, replace_on_change only when set.
-    record = {k: v for k, v in item.items() if v is not None and k != "replace_on_change"}
-    if "default" in record:
-        record["default"] = _typed_default(item, "default")
-    if item.get("replace_on_change"):
-        record["replace_on_change"] = True
-    return record
+CONFIG_ACTIONS = (Action.CREATE, Action.DELETE, Action.UPDATE, Action.SUSPEND, Action.RESUME)
 
 
-def _output_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in item.items() if v is not None}
+class SoftwareComponent(StoredConfig):
+    """A resource for describing and storing a software component.
 
+    This resource is similar to OS::Heat::SoftwareConfig. In contrast to SoftwareConfig
+    which allows for storing only one configuration (e.g. one script), SoftwareComponent
+    allows for storing multiple configurations to address handling of all lifecycle hooks
+    (CREATE, UPDATE, SUSPEND, RESUME, DELETE) for a software component in one place.
+    """
 
-def _typed_default(item: Mapping[str, Any], path: str) -> Any:
-    """An input's default converted to the input's type; raises when it cannot be."""
-    value, kind = item.get("default"), item.get("type") or "String"
-    # NOTE: Heat once typed every default as a string, and still lets "" through for any
-    # type so that old configs keep working.
-    if value is None or (value == "" and kind != "String"):
-        return value
-    if kind == "String":
-        return Property(STRING).coerce(value, path)
-    if kind == "Number":
-        return Property(NUMBER).coerce(value, path)
-    if kind == "Boolean":
-        return Property(BOOLEAN).coerce(value, path)
-    if kind == "CommaDelimitedList":
-        # Heat splits on commas and keeps the spaces.
-        if isinstance(value, str):
-            return value.split(",")
-        if isinstance(value, Sequence):
-            return list(value)
-        raise StackValidationFailed(
-            reason=f"Property error: {path}: Value '{value}' is not a list")
-    # Json: a map, or a string or list kept as JSON text, as Heat converts them.
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Sequence):
-        return json.dumps(value)
-    raise StackValidationFailed(reason=f"Property error: {path}: Value '{value}' is not a map")
+    support_version: ClassVar[str] = "2014.2"
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        "configs": Property(
+            LIST,
+            "The list of configurations for the different lifecycle actions of the "
+            "represented software component.",
+            required=True, constraints=(Length(min=1),),
+            schema=Property(MAP, schema={
+                "actions": Property(
+                    LIST,
+                    "Lifecycle actions to which the configuration applies. The string "
+                    "values provided for this property can include the standard resource "
+                    "actions CREATE, DELETE, UPDATE, SUSPEND and RESUME supported by Heat.",
+                    default=[Action.CREATE, Action.UPDATE], constraints=(Length(min=1),),
+                    schema=Property(STRING)),
+                "config": SoftwareConfig.properties_schema["config"],
+                "tool": Property(
+                    STRING,
+                    "The configuration tool used to actually apply the configuration on a "
+                    "server. This string property has to be understood by in-instance "
+                    "tools running inside deployed servers.",
+                    required=True),
+            }),
+        ),
+        "inputs": INPUTS,
+        "outputs": OUTPUTS,
+        "options": OPTIONS,
+    }
+
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {
+        "configs": Attribute(
+            "The list of configurations for the different lifecycle actions of the "
+            "represented software component.", type=LIST),
+    }
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        # One config per action: nothing would say in which order to run two.
+        seen: set[str] = set()
+        for entry in properties.get("configs") or []:
+            actions = entry.get("actions") or []
+            if any(action in seen for action in actions):
+                raise StackValidationFailed(
+                    reason="Defining more than one configuration for the same action in "
+                           "SoftwareComponent is not allowed.")
+            seen.update(actions)
+        for index, item in enumerate(properties.get("inputs") or []):
+            typed_config_default(item, f"inputs[{index}].default")
+
+    def render_config(self) -> Any:
+        # The configs list rides in the config's ``config``, as Heat stores it.
+        return {"configs": [dict(entry) for entry in self.properties["configs"]]}
+
+    def config_group(self) -> str:
+        return COMPONENT_GROUP
+
+    def get_attribute(self, name: str) -> Any:
+        if name == "configs" and self.physical_id is not None:
+            config = self.data.get("config")
+            return config.get("configs") if isinstance(config, Mapping) else None
+        return None

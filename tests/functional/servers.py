@@ -66,6 +66,11 @@ def kiln_environment(state_path: pathlib.Path, database_url: str | None,
     if port is not None:
         env["OS_API__BIND_PORT"] = str(port)
     env.update(extra)
+    if "OS_ENGINE__LEASE_SECONDS" in extra and "OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS" not in extra:
+        # A short lease (a test of takeover) is renewed four times within it (the
+        # defaults: six): at only twice, one late beat would pause the worker.
+        env["OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS"] = str(
+            min(1.0, float(extra["OS_ENGINE__LEASE_SECONDS"]) / 4))
     return env
 
 

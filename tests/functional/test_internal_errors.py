@@ -101,27 +101,19 @@ def post_ops(heat: Any, stack_id: str, action: str) -> list[dict[str, Any]]:
             and ev.lifecycle["phase"] == "post"]
 
 
-def test_outputs_kiln_cannot_store_fail_the_create_and_the_post_ops_hear_of_it(
+def test_an_output_no_json_can_hold_is_its_error_and_the_create_completes(
         poison_kiln: PoisonKiln, heat: Any) -> None:
+    # Outputs are resolved when shown (specs/live-outputs.rst): a value JSON cannot hold
+    # is that output's output_error, as any output that cannot be resolved, and no
+    # failure of the operation, which made nothing it cannot store.
     stack_id = create(heat, UNSTORABLE_OUTPUT)
-    stack = wait_for_status(heat, stack_id, "CREATE_FAILED")
+    stack = wait_for_status(heat, stack_id, "CREATE_COMPLETE")
 
-    found = internal(stack.stack_status_reason, "Stack CREATE failed: ", OPERATION)
-    # The log has each failed try under the ids the reason gives, with its traceback.
-    logs = poison_kiln.kiln.logs()
-    tries = [line for line in logs.splitlines()
-             if found["subject"] in line and found["request"] in line
-             and "failed unexpectedly while" in line]
-    assert len(tries) == 3, logs
-    assert "Object of type set is not JSON serializable" in logs
-    assert {r["is_stack_failure"] for r in post_ops(heat, stack_id, "CREATE")} == {True}
-    own = [c for c in poison_kiln.calls(stack_id) if c["phase"] == "post"]
-    assert [(c["plugin"], c["is_stack_failure"]) for c in own if c["plugin"] == "audit"] == [
-        ("audit", True)]
-
-    # The engines go on serving.
-    other = create(heat, PLAIN)
-    wait_for_status(heat, other, "CREATE_COMPLETE")
+    [output] = stack.outputs
+    assert output["output_value"] is None
+    assert output["output_error"] == ("The output value cannot be represented as JSON: "
+                                      "Object of type set is not JSON serializable")
+    assert {r["is_stack_failure"] for r in post_ops(heat, stack_id, "CREATE")} == {False}
 
 
 def test_a_step_kiln_cannot_record_fails_its_resource_and_the_create(
@@ -145,15 +137,10 @@ def test_a_step_kiln_cannot_record_fails_its_resource_and_the_create(
     assert {r["is_stack_failure"] for r in post_ops(heat, stack_id, "CREATE")} == {True}
 
 
-def test_an_update_and_a_delete_kiln_cannot_store_end_failed_too(
-        poison_kiln: PoisonKiln, heat: Any) -> None:
-    stack_id = create(heat, UNSTORABLE_OUTPUT.split("outputs:")[0])
+def test_a_delete_kiln_cannot_store_ends_failed_too(poison_kiln: PoisonKiln, heat: Any
+                                                   ) -> None:
+    stack_id = create(heat, UNSTORABLE_OUTPUT)
     wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-
-    heat.stacks.update(stack_id, template=UNSTORABLE_OUTPUT)
-    stack = wait_for_status(heat, stack_id, "UPDATE_FAILED")
-    internal(stack.stack_status_reason, "Stack UPDATE failed: ", OPERATION)
-    assert {r["is_stack_failure"] for r in post_ops(heat, stack_id, "UPDATE")} == {True}
 
     heat.stacks.delete(stack_id)
     stack = wait_for_status(heat, stack_id, "DELETE_FAILED")

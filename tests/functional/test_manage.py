@@ -108,7 +108,7 @@ def test_db_commands_and_a_schema_behind(tmp_path: pathlib.Path) -> None:
 
     manage(env, "db", "upgrade")
     assert "Database at revision 0012" in manage(env, "db", "downgrade", "0012").stdout
-    assert "is at 0012, but this Kiln needs 0015" in failed(env, "worker", "list")
+    assert "is at 0012, but this Kiln needs 0019" in failed(env, "worker", "list")
     manage(env, "db", "upgrade")
     assert "matches the models" in manage(env, "db", "check").stdout
     assert as_json(env, "db", "current")["up_to_date"] is True

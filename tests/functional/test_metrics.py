@@ -117,7 +117,7 @@ def test_after_a_create_both_processes_show_the_documented_counters(split: Split
     assert ("kiln_oldest_running_operation_age_seconds", frozenset()) in engine
     # Every metric the spec documents is defined (a kiln-engine declares them all).
     documented = set(re.findall(r"^   \* - ``(kiln_\w+)``", SPEC.read_text(), re.MULTILINE))
-    assert len(documented) == 15
+    assert len(documented) == 17
     declared = set(re.findall(r"^# TYPE (kiln_\w+) ", engine_text, re.MULTILINE))
     assert documented == declared
 

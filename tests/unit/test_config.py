@@ -92,7 +92,7 @@ def test_list_opts_covers_every_group() -> None:
     listed = dict(config.list_opts())
 
     assert set(listed) == {None, "database", "api", "engine", "template", "yaql",
-                           "lifecycle_plugins"}
+                           "lifecycle_plugins", "event_sinks"}
     assert "bind_port" in {opt.name for opt in listed["api"]}
     assert "connection" in {opt.name for opt in listed["database"]}
 

@@ -23,7 +23,8 @@ class StackLifecycle:
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
         ctx = context(req)
-        stack = self._reads.get(ctx, stack_name, stack_id)  # 404 for another tenant's
+        # 404 for another tenant's (no outputs resolved: none are shown)
+        stack = self._reads.get(ctx, stack_name, stack_id, with_outputs=False)
         resp.media = {"lifecycle": {
             "plugins": self._lifecycle.describe(stack.id),
             "calls": self._events.lifecycle_calls(ctx, stack_name, stack_id),

@@ -65,7 +65,9 @@ class ResourceMetadata:
 
 class ResourceSignal:
     """``POST …/resources/<name>/signal``: a tenant token, or the resource's own signal
-    token (``middleware.Authenticate``)."""
+    token (``middleware.Authenticate``), in the header or in a signed URL's query. ``PUT``
+    is Kiln's addition: a software deployment's TEMP_URL_SIGNAL agent PUTs its result to
+    its signed URL, as Heat's agents PUT it to a Swift TempURL."""
 
     accepts_signal_tokens = True
 
@@ -77,3 +79,5 @@ class ResourceSignal:
         details = signal_details(req)
         self._resources.signal(context(req), stack_name, stack_id, resource_name, details)
         responses.json_null(resp)
+
+    on_put = on_post

@@ -214,9 +214,7 @@ class OutputCollection:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, tenant_id: str,
                stack_name: str, stack_id: str) -> None:
-        outputs = self._reads.list_outputs(context(req), stack_name, stack_id)
-        resp.media = {"outputs": [{"output_key": o["output_key"],
-                                   "description": o["description"]} for o in outputs]}
+        resp.media = {"outputs": self._reads.list_outputs(context(req), stack_name, stack_id)}
 
 
 class OutputItem:

@@ -54,8 +54,9 @@ OPTS = [
 
 #: Actions whose pre-op places the stack from nothing.
 CREATING = (Action.CREATE, Action.ADOPT)
-#: Actions that take the stack to a new definition (``current_stack``), keeping what it can.
-UPDATING = (Action.UPDATE, Action.ROLLBACK)
+#: Actions that take the stack to a new definition (``current_stack``), keeping what it can:
+#: a restore is an update to the snapshot's.
+UPDATING = (Action.UPDATE, Action.ROLLBACK, Action.RESTORE)
 #: Actions whose success means the stack's resources are gone.
 RELEASING = (Action.DELETE, Action.ABANDON)
 

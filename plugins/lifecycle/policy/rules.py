@@ -29,14 +29,15 @@ EFFECTS: tuple[Effect, ...] = (DENY, SOFT, WARN)
 ACTIONS = (
     Action.CREATE, Action.UPDATE, Action.DELETE, Action.ABANDON, Action.ADOPT,
     Action.SUSPEND, Action.RESUME, Action.CHECK, "CANCEL", Action.ROLLBACK,
+    Action.SNAPSHOT, Action.RESTORE,
 )
 #: The actions that bring resources into a stack; a rule on what a stack holds checks
 #: these when it names no ``actions``.
-DEFAULT_ACTIONS = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
+DEFAULT_ACTIONS = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT, Action.RESTORE})
 #: The actions that change or remove existing resources; a rule on planned changes
 #: checks these when it names no ``actions``. DELETE is the whole stack's: deleting a
 #: stack deletes the resources a rule protects.
-CHANGE_ACTIONS = frozenset({Action.UPDATE, Action.DELETE})
+CHANGE_ACTIONS = frozenset({Action.UPDATE, Action.DELETE, Action.RESTORE})
 
 #: The planned changes a rule may name (``NONE`` is no change).
 CHANGES = (Change.CREATE, Change.UPDATE, Change.REPLACE, Change.DELETE)

@@ -113,7 +113,7 @@ class QuotaPlugin(LifecyclePlugin):
 
             self._store.reserve(_place(stack), action, Holding(wanted), decide_new,
                                 dry_run=stack.dry_run)
-        elif action == Action.UPDATE:
+        elif action in (Action.UPDATE, Action.RESTORE):  # a restore is an update
             held, wanted = _sizes(stack, current_stack)
 
             def decide_update(others: Others) -> None:
@@ -147,7 +147,7 @@ class QuotaPlugin(LifecyclePlugin):
                 self._store.settle(place, action, Holding(left))
             else:
                 self._store.settle(place, action, Holding(len(stack.resources)))
-        elif action == Action.UPDATE:
+        elif action in (Action.UPDATE, Action.RESTORE):
             held, wanted = _sizes(stack, current_stack)
             self._store.settle(place, action, Holding(held if is_stack_failure else wanted))
         elif action == Action.ROLLBACK:

@@ -64,7 +64,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     S + "/resources": ("GET",),
     S + "/resources/r": ("GET", "PATCH"),
     S + "/resources/r/metadata": ("GET",),
-    S + "/resources/r/signal": ("POST",),
+    S + "/resources/r/signal": ("POST", "PUT"),  # PUT: a signed URL (software-config.rst)
     S + "/events": ("GET",),
     S + "/resources/r/events": ("GET",),
     S + "/resources/r/events/{event}": ("GET",),

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from typing import Any
 
 import pytest
@@ -54,7 +57,10 @@ def setup(kiln_all: servers.Kiln) -> dict[str, Any]:
     wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     url = f"{kiln_all.endpoint(creds.tenant_id)}/stacks/{name}/{stack_id}"
     return {"heat": heat, "name": name, "id": stack_id, "url": url,
-            "headers": {"X-Auth-Token": creds.token, "Content-Type": "application/json"}}
+            "headers": {"X-Auth-Token": creds.token, "Content-Type": "application/json"},
+            "cli": {**{k: v for k, v in os.environ.items() if not k.startswith("OS_")},
+                    "OS_AUTH_TYPE": "admin_token", "OS_TOKEN": creds.token,
+                    "OS_ENDPOINT": kiln_all.endpoint(creds.tenant_id)}}
 
 
 def get(setup: dict[str, Any], path: str, **params: Any) -> requests.Response:
@@ -94,6 +100,51 @@ def test_outputs_list_show_and_resolve_outputs_false(setup: dict[str, Any]) -> N
     assert len(heat.stacks.get(setup["id"]).outputs) == 2
     refused = get(setup, "", resolve_outputs="perhaps")
     assert refused.status_code == 400
+
+
+LATER = """\
+heat_template_version: 2018-08-31
+resources:
+  slow: {type: OS::Heat::TestResource, properties: {value: ready, attr_wait_secs: 1.5}}
+  word: {type: OS::Heat::Value, properties: {value: 'a,b'}}
+outputs:
+  later: {value: {get_attr: [slow, output]}}
+  broken: {value: {str_split: [',', {get_attr: [word, value]}, 3]}}
+"""
+
+
+def test_outputs_are_resolved_when_shown_and_one_that_cannot_be_carries_its_error(
+        setup: dict[str, Any]) -> None:
+    """Heat resolves outputs on show: one whose attribute is known only after a while
+    (attr_wait_secs) is null when the create completes and has its value later."""
+    heat = setup["heat"]
+    stack_id = heat.stacks.create(stack_name=unique("later-"),
+                                  template=LATER)["stack"]["id"]
+    wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    assert heat.stacks.output_show(stack_id, "later")["output"] == {
+        "output_key": "later", "description": "No description given", "output_value": None}
+
+    broken = heat.stacks.output_show(stack_id, "broken")["output"]
+    assert broken == {"output_key": "broken", "description": "No description given",
+                      "output_value": None, "output_error": (
+                          'outputs.broken.value.str_split: Incorrect index to "str_split" '
+                          "should be between 0 and 1")}
+    failed = servers.openstack_forked(setup["cli"], "stack", "output", "show", stack_id,
+                                      "broken", check=False)
+    assert failed.returncode == 1
+    assert f"Output error: {broken['output_error']}" in failed.stderr
+
+    deadline = time.monotonic() + 10
+    while heat.stacks.output_show(stack_id, "later")["output"]["output_value"] is None:
+        assert time.monotonic() < deadline, "the output never got its value"
+        time.sleep(0.1)
+    shown = servers.openstack_forked(setup["cli"], "stack", "output", "show", stack_id,
+                                     "later", "-f", "json")
+    assert json.loads(shown.stdout) == {"output_key": "later", "output_value": "ready",
+                                        "description": "No description given"}
+    outputs = {o["output_key"]: o for o in heat.stacks.get(stack_id).outputs}
+    assert outputs["later"]["output_value"] == "ready"
+    assert outputs["broken"] == broken
 
 
 # --- resources ------------------------------------------------------------------------

@@ -3,8 +3,9 @@ a minimal valid body, asserting Heat's success status and the body's top-level k
 
 Rows Kiln does not serve as Heat does are ``xfail(strict=True)``: each reason names what
 Heat answers, so the case turns into a failure, and must lose its mark, once Kiln catches
-up. Software configs/deployments (501, tests/unit/api/test_not_provided.py) and
-``/services`` are out of scope; see ``test_snapshot_routes`` for snapshots. Kiln's
+up. Software configs/deployments (tests/functional/api/test_software_config.py) and
+``/services`` are out of scope; snapshots have a test of their own
+(``test_snapshot_routes``): each of their requests needs the one before. Kiln's
 additions for the console are pinned at the end of the table (``GET /v1/session`` has no
 tenant in its path: tests/unit/api/endpoints/test_session.py).
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-import uuid
 from typing import Any
 
 import pytest
@@ -220,24 +220,29 @@ def test_adopt(setup: dict[str, Any]) -> None:
     assert "stack" in response.json()
 
 
-SNAPSHOTS = [
-    ("POST", "/snapshots", {"name": "snap"}),
-    ("GET", "/snapshots", None),
-    ("GET", "/snapshots/{sid}", None),
-    ("DELETE", "/snapshots/{sid}", None),
-    ("POST", "/snapshots/{sid}/restore", None),
-]
+def test_snapshot_routes(setup: dict[str, Any]) -> None:
+    """Every row of §2 under ``…/snapshots``, with Heat's statuses: 200 and the snapshot
+    itself (unwrapped) on create, 200 list and show, 202 restore, 204 delete. In one
+    test, on a stack of its own: each step needs the one before (a restore needs a
+    snapshot the worker has finished)."""
+    name, stack_id = create_stack(setup)
+    wait_complete(setup, name, stack_id)
+    base = f"/stacks/{name}/{stack_id}/snapshots"
 
-
-@pytest.mark.parametrize("method, sub, body", SNAPSHOTS,
-                         ids=[f"{m} {s}" for m, s, _ in SNAPSHOTS])
-def test_snapshot_routes(setup: dict[str, Any], method: str, sub: str, body: Any) -> None:
-    """Snapshots are out of scope (issue 4 excludes them): every row of §2 under
-    ``…/snapshots`` answers 501 ``NotProvided`` today (issue 19), where Heat answers
-    200/200/200/204/202. This pins today's answer, so serving them is a visible change.
-    """
-    name, stack_id = setup["stacks"]["shared"]
-    path = f"/stacks/{name}/{stack_id}" + sub.format(sid=uuid.uuid4())
-    response = send(setup, method, path, body)
-    assert response.status_code == 501, response.text
-    assert response.json()["error"]["message"] == "Kiln does not provide stack snapshots."
+    created = send(setup, "POST", base, {"name": "snap"})
+    assert created.status_code == 200, created.text
+    sid = created.json()["id"]
+    listed = send(setup, "GET", base)
+    assert listed.status_code == 200 and "snapshots" in listed.json(), listed.text
+    deadline = time.monotonic() + 20
+    while True:
+        shown = send(setup, "GET", f"{base}/{sid}")
+        assert shown.status_code == 200 and "snapshot" in shown.json(), shown.text
+        if shown.json()["snapshot"]["status"] == "COMPLETE":
+            break
+        assert time.monotonic() < deadline, shown.text
+        time.sleep(0.05)
+    restored = send(setup, "POST", f"{base}/{sid}/restore")
+    assert restored.status_code == 202, restored.text
+    deleted = send(setup, "DELETE", f"{base}/{sid}")
+    assert deleted.status_code == 204, deleted.text

@@ -142,3 +142,20 @@ def test_options_is_204_with_allow_no_body_and_logged_as_such(
     assert result.content == b""
     assert "content-type" not in result.headers and "content-length" not in result.headers
     assert [line["status"] for line in access_lines(logged)] == [204]
+
+
+def test_a_signed_signal_url_takes_signal_tokens_only_and_its_secret_is_masked(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, logged: Logged) -> None:
+    tenants = TenantService(db, clock)
+    tenant = tenants.create_tenant("t")
+    secret = tenants.create_token(tenant.id, "member").secret
+    app = client(db, registry)
+    path = f"/v1/{tenant.id}/stacks/s/0c6a4f1e-5d2b-4b8e-9f45-2a7c1d3e6b90/resources/r/signal"
+
+    # A tenant token never travels in a URL: in the query it authenticates nothing.
+    refused = app.simulate_put(path, query_string=f"x=1&signal_token={secret}", json={})
+
+    assert refused.status_code == 401
+    (line,) = access_lines(logged)
+    assert line["path"] == f"{path}?x=1&signal_token=***"
+    assert secret not in str(logged())

@@ -153,3 +153,10 @@ def test_a_rollback_of_a_create_is_a_delete_under_another_name() -> None:
 
     assert plan.action == Action.ROLLBACK
     assert {step.key for step in plan.steps} == {("a", Action.DELETE), ("b", Action.DELETE)}
+
+
+def test_a_snapshot_runs_in_dependency_order_as_heats_does() -> None:
+    plan = plan_stored(stored(a={"b"}, b=set()), Action.SNAPSHOT)
+
+    assert {step.key: step.requires for step in plan.steps} == {
+        ("a", Action.SNAPSHOT): {("b", Action.SNAPSHOT)}, ("b", Action.SNAPSHOT): frozenset()}

@@ -81,7 +81,7 @@ def busy(writes: StackWrites, ctx: RequestContext, db: Database,
 
 def test_a_create_past_the_bound_is_refused_and_stores_nothing(
         busy: str, writes: StackWrites, ctx: RequestContext, db: Database,
-        clock: Clock, irs: StoredIrs) -> None:
+        clock: Clock, irs: StoredIrs, registry: ResourceTypeRegistry) -> None:
     before = rows(db)
     clock.advance(12.3)  # how long the oldest has waited: ceil, the Retry-After
 
@@ -91,7 +91,7 @@ def test_a_create_past_the_bound_is_refused_and_stores_nothing(
     assert error.message == MESSAGE.format(13)
     assert rows(db) == before
     with pytest.raises(EntityNotFound):
-        StackReads(db, irs).lookup(ctx, "late")
+        StackReads(db, irs, registry, clock).lookup(ctx, "late")
 
 
 @pytest.mark.parametrize("write", [
@@ -121,8 +121,8 @@ def test_every_write_that_queues_an_operation_is_refused(
 
 def test_a_cancel_queues_nothing_and_is_never_refused(
         busy: str, writes: StackWrites, actions: StackActions, ctx: RequestContext,
-        irs: StoredIrs, db: Database) -> None:
-    waiting = StackReads(db, irs).lookup(ctx, "waiting-0")[1]
+        irs: StoredIrs, db: Database, registry: ResourceTypeRegistry, clock: Clock) -> None:
+    waiting = StackReads(db, irs, registry, clock).lookup(ctx, "waiting-0")[1]
 
     actions.act(ctx, "waiting-0", waiting, {"cancel_without_rollback": None})
 

@@ -66,7 +66,7 @@ def test_a_hidden_value_given_only_in_the_parameter_defaults_is_masked_everywher
         registry: ResourceTypeRegistry, clock: Clock, irs: Any) -> None:
     stack_id = create(writes, ctx, db, registry, clock, environment={
         "parameter_defaults": {"pw": LEAKY, "user": "bob"}})
-    reads = StackReads(db, irs)
+    reads = StackReads(db, irs, registry, clock)
     events = StackEvents(db).list_events(ctx, "web", stack_id, EventQuery())
     record = reads.get(ctx, "web", stack_id)
     assert (record.action, record.status) == ("CREATE", "FAILED")

@@ -10,12 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from engine.context import ADMIN_ROLE, RequestContext
+from engine.db.models import Resource, Stack
 from engine.db.session import Database
 from engine.errors import EntityNotFound, OutputNotFound
 from engine.ir.stored import StoredIrs
+from engine.resources.outputs import resolve_outputs
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services import stack_reads
 from engine.services.stack_reads import StackPaging, StackQuery, StackReads
 from engine.services.stack_writes import StackWrites
 from engine.services.tenants import TenantService
@@ -44,8 +48,9 @@ outputs:
 
 
 @pytest.fixture
-def reads(db: Database, irs: StoredIrs) -> StackReads:
-    return StackReads(db, irs)
+def reads(db: Database, irs: StoredIrs, registry: ResourceTypeRegistry, clock: Clock
+          ) -> StackReads:
+    return StackReads(db, irs, registry, clock)
 
 
 @pytest.fixture
@@ -158,7 +163,10 @@ def test_a_stack_shows_its_parameters_as_text_with_hidden_ones_masked(
     assert (record.action, record.status) == ("CREATE", "IN_PROGRESS")
     assert (record.tags, record.timeout_mins, record.description) == (
         ["x", "y"], 5, "No description")
-    assert record.outputs == []  # none until the create finishes
+    # Resolved while the create runs, as Heat does: a resource not made yet reads null.
+    assert record.outputs == [
+        {"output_key": "joined", "description": "the value", "output_value": None},
+        {"output_key": "count", "description": "No description given", "output_value": 3}]
     assert record.deleted_at is None and record.parent is None
 
 
@@ -263,6 +271,7 @@ def test_outputs_once_the_create_finished_and_one_by_its_key(
     outputs = reads.list_outputs(ctx, "web", stack_id)
 
     assert sorted(o["output_key"] for o in outputs) == ["count", "joined"]
+    assert {tuple(o) for o in outputs} == {("output_key", "description")}  # none resolved
     assert reads.get_output(ctx, "web", stack_id, "joined") == {
         "output_key": "joined", "description": "the value", "output_value": f"secret:{MASK}"}
     with pytest.raises(OutputNotFound) as caught:
@@ -297,7 +306,132 @@ def test_a_deleted_stack_is_read_by_its_id_without_outputs(
 
     assert (record.action, record.status, record.outputs) == ("DELETE", "COMPLETE", None)
     assert record.deleted_at == clock()
-    assert reads.list_outputs(ctx, "web", stack_id) == []
+    for outputs in (lambda: reads.list_outputs(ctx, "web", stack_id),
+                    lambda: reads.get_output(ctx, "web", stack_id, "joined")):
+        with pytest.raises(EntityNotFound) as caught:  # Heat's _get_stack: live ones only
+            outputs()
+        assert caught.value.message == "The Stack (web) could not be found."
+
+
+# --- live outputs ---------------------------------------------------------------------------
+
+LIVE = """\
+heat_template_version: 2018-08-31
+resources:
+  slow: {type: OS::Heat::TestResource, properties: {value: ready, attr_wait_secs: 30}}
+  word: {type: OS::Heat::Value, properties: {value: 'a,b'}}
+outputs:
+  later: {value: {get_attr: [slow, output]}}
+  word: {value: {get_attr: [word, value]}}
+  fifth: {value: {str_split: [',', {get_attr: [word, value]}, 5]}}
+"""
+
+
+def test_an_output_whose_attribute_is_known_later_shows_it_once_it_is(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    stack_id = create(writes, ctx, "web", LIVE)
+    run(worker(db, registry, clock))
+    assert reads.get(ctx, "web", stack_id).status == "COMPLETE"
+
+    def later() -> Any:
+        return reads.get_output(ctx, "web", stack_id, "later")["output_value"]
+
+    assert later() is None  # attr_wait_secs: not known yet when the create completed
+    clock.advance(29)
+    assert later() is None
+    clock.advance(1)
+    assert later() == "ready"
+    shown = {o["output_key"]: o for o in reads.get(ctx, "web", stack_id).outputs or []}
+    assert shown["later"]["output_value"] == "ready"
+    # An output that cannot be resolved carries Heat's output_error; the stack stays fine.
+    assert shown["fifth"] == reads.get_output(ctx, "web", stack_id, "fifth") == {
+        "output_key": "fifth", "description": "No description given", "output_value": None,
+        "output_error": 'outputs.fifth.value.str_split: Incorrect index to "str_split" '
+                        "should be between 0 and 1"}
+
+
+def test_outputs_are_kept_until_a_row_they_read_changes_in_any_process(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """The cache is keyed on what the rows hold: a write by any process (another API
+    worker's signal, an engine) shows on the next read, however soon; values that read
+    the clock are resolved on every read."""
+    stack_id = create(writes, ctx, "web", LIVE)
+    run(worker(db, registry, clock))
+    resolved: list[tuple[str, ...]] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        resolved.append(tuple(kwargs["keys"] or ()))
+        return resolve_outputs(*args, **kwargs)
+
+    monkeypatch.setattr(stack_reads, "resolve_outputs", counted)
+
+    def shown(key: str) -> Any:
+        return reads.get_output(ctx, "web", stack_id, key)["output_value"]
+
+    assert [shown("word"), shown("word")] == ["a,b", "a,b"]
+    assert resolved == [("word",)]  # the second from the cache
+    with db.transaction() as session:
+        row = session.scalars(select(Resource).where(Resource.stack_id == stack_id,
+                                                     Resource.name == "word")).one()
+        row.properties = {"value": "c,d"}
+    assert shown("word") == "c,d"
+    assert resolved == [("word",), ("word",)]
+
+    clock.advance(30)
+    assert [shown("later"), shown("later")] == ["ready", "ready"]
+    assert resolved[2:] == [("later",), ("later",)]  # it read the clock: never kept
+
+
+def test_a_stack_whose_template_no_longer_builds_shows_the_outputs_last_stored(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs) -> None:
+    stack_id = create(writes, ctx, "web", TYPED, parameters={"password": "hunter2"})
+    run(worker(db, registry, clock))
+    with db.transaction() as session:  # as if a type it uses were uninstalled since
+        stack = session.get(Stack, stack_id)
+        assert stack is not None
+        stack.template = {**stack.template, "resources": {"v": {"type": "Gone::Type"}}}
+
+    assert reads.get_output(ctx, "web", stack_id, "joined") == {
+        "output_key": "joined", "description": "the value", "output_value": f"secret:{MASK}"}
+    assert [o["output_key"] for o in reads.list_outputs(ctx, "web", stack_id)] == [
+        "joined", "count"]
+
+
+PARENT_OF_SLOW = """\
+heat_template_version: 2018-08-31
+resources:
+  inner: {type: slow.yaml}
+outputs:
+  through: {value: {get_attr: [inner, later]}}
+"""
+SLOW_CHILD = """\
+heat_template_version: 2018-08-31
+resources:
+  slow: {type: OS::Heat::TestResource, properties: {value: deep, attr_wait_secs: 100}}
+outputs:
+  later: {value: {get_attr: [slow, output]}}
+"""
+
+
+def test_a_parent_output_reads_its_nested_stacks_output_live(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    """As Heat's nested-stack resources read their child's show: not the copy of the
+    child's outputs its resource took when the child settled."""
+    stack_id = create(writes, ctx, "web", PARENT_OF_SLOW, files={"slow.yaml": SLOW_CHILD})
+    run_nested(db, registry, clock)
+    assert reads.get(ctx, "web", stack_id).status == "COMPLETE"
+
+    assert reads.get_output(ctx, "web", stack_id, "through")["output_value"] is None
+    clock.advance(100)
+    assert reads.get_output(ctx, "web", stack_id, "through")["output_value"] == "deep"
+    with db.read() as session:  # what the parent's resource copied is still the old one
+        row = session.scalars(select(Resource).where(Resource.stack_id == stack_id)).one()
+        assert row.data["outputs"] == {"later": None}
 
 
 # --- the list -------------------------------------------------------------------------------
@@ -349,8 +483,9 @@ def test_the_list_pages_after_a_marker_and_still_counts_every_match(
 
 
 def test_a_page_holds_the_default_without_a_limit_and_never_more_than_the_most(
-        three: dict[str, str], db: Database, irs: StoredIrs, ctx: RequestContext) -> None:
-    paged = StackReads(db, irs, StackPaging(default=2, maximum=2))
+        three: dict[str, str], db: Database, irs: StoredIrs, ctx: RequestContext,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    paged = StackReads(db, irs, registry, clock, StackPaging(default=2, maximum=2))
 
     def page(**query: Any) -> tuple[list[str], bool]:
         found = paged.list_stacks(ctx, StackQuery(**query))

@@ -6,8 +6,14 @@ from typing import Any
 
 import pytest
 
-from engine.errors import BadRequest
-from engine.template.environment import Environment, parse_environment, request_environment
+from engine.errors import BadRequest, InvalidBreakPointHook
+from engine.template.environment import (
+    Environment,
+    child_registry,
+    parse_environment,
+    request_environment,
+    resource_hooks,
+)
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -19,8 +25,8 @@ from engine.template.environment import Environment, parse_environment, request_
     ("event_sinks: {a: b}\n", 'The section "event_sinks" of environment must be a list'),
     ("resource_registry: {A: [B]}\n",
      'resource_registry entry "A" in environment must map to a type name or a template file'),
-    ("resource_registry: {resources: {r: {hooks: pre-create}}}\n",
-     '"hooks" in resource_registry are not supported by Kiln yet.'),
+    ("resource_registry: {resources: {r: {restricted_actions: replace}}}\n",
+     '"restricted_actions" in resource_registry are not supported by Kiln yet.'),
     ("parameter_merge_strategies: {p: sideways}\n",
      "Invalid merge strategy 'sideways' for parameter 'p'."),
 ])
@@ -34,13 +40,14 @@ def test_bad_environments_are_refused(text: str, message: str) -> None:
 def test_every_section_is_accepted() -> None:
     text = ("parameters: {a: 1}\nparameter_defaults: {b: 2}\n"
             "resource_registry: {'OS::Nova::Server': 'OS::Heat::None'}\n"
-            "encrypted_param_names: [a]\nevent_sinks: [{type: zaqar-queue, target: q}]\n")
+            "encrypted_param_names: [a]\n"
+            "event_sinks: [{type: webhook, target: 'http://h/', secret: s}]\n")
 
     assert Environment.from_dict(parse_environment(text)).as_dict() == {
         "parameters": {"a": 1}, "parameter_defaults": {"b": 2},
         "resource_registry": {"OS::Nova::Server": "OS::Heat::None", "resources": {}},
         "encrypted_param_names": ["a"],
-        "event_sinks": [{"type": "zaqar-queue", "target": "q"}]}
+        "event_sinks": [{"type": "webhook", "target": "http://h/", "secret": "s"}]}
 
 
 def test_request_parameters_win_over_the_environment_body() -> None:
@@ -146,3 +153,49 @@ def test_a_chain_of_aliases_deeper_than_the_call_stack_resolves() -> None:
     assert Environment(resource_registry=registry).resolve_type("My::T0", "r") == "My::T5000"
     registry["My::T5000"] = "My::T4000"
     assert Environment(resource_registry=registry).resolve_type("My::T0", "r") == "My::T4000"
+
+
+HOOK_TYPES = ("('pre-create', 'pre-update', 'pre-delete', 'post-create', 'post-update', "
+              "'post-delete')")
+
+
+@pytest.mark.parametrize(("hooks", "shown"), [
+    ("pre-bogus", "pre-bogus"),
+    (["pre-create", "later"], "['pre-create', 'later']"),
+    ({"a": 1}, "{'a': 1}"),
+])
+def test_hooks_that_name_no_hook_type_are_refused_with_heats_message(
+        hooks: Any, shown: str) -> None:
+    nested = {"resource_registry": {"resources": {"outer": {"inner": {"hooks": hooks}}}}}
+
+    with pytest.raises(InvalidBreakPointHook) as caught:
+        parse_environment(nested)
+
+    assert caught.value.message == (f'Invalid hook type "{shown}" for resource breakpoint, '
+                                    f"acceptable hook types are: {HOOK_TYPES}")
+
+
+def test_hooks_match_resource_names_exactly_and_by_wildcard() -> None:
+    registry = parse_environment(
+        "resource_registry:\n  resources:\n    web: {hooks: [pre-create, post-update]}\n"
+        "    'w*': {hooks: pre-delete}\n    '*_db': {hooks: pre-update}\n"
+        "    nested: {inner: {hooks: pre-create}}\n")["resource_registry"]
+
+    assert resource_hooks(registry, "web") == {"pre-create", "post-update", "pre-delete"}
+    assert resource_hooks(registry, "main_db") == {"pre-update"}
+    assert resource_hooks(registry, "Web") == frozenset()  # case-sensitive, as Heat
+    assert resource_hooks(registry, "nested") == frozenset()  # the child's, not its own
+
+
+def test_a_nested_stack_inherits_the_entries_its_resource_name_matches() -> None:
+    registry = {"OS::X": "OS::Y", "resources": {
+        "nest*": {"inner": {"hooks": "pre-create"}, "hooks": "pre-delete"},
+        "nested": {"other": {"hooks": ["post-create"]}, "OS::A": "OS::B"},
+        "elsewhere": {"inner": {"hooks": "pre-update"}}}}
+
+    child = child_registry(registry, "nested")
+
+    assert child == {"OS::X": "OS::Y", "resources": {
+        "inner": {"hooks": "pre-create"}, "other": {"hooks": ["post-create"]}}}
+    assert resource_hooks(child, "inner") == {"pre-create"}
+    assert child_registry(registry, "unrelated")["resources"] == {}

@@ -11,10 +11,12 @@ import dataclasses
 from collections.abc import Iterator
 
 import pytest
+from sqlalchemy import select
 
 from engine import budget
 from engine.context import RequestContext
 from engine.db import stack_trees
+from engine.db.models import Event, EventDelivery
 from engine.db.session import Database
 from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
@@ -119,3 +121,20 @@ def test_an_update_counts_the_childs_resources_as_its_new_templates(
     stack = settle(loop, clock, stacks, ctx, record)
     assert (stack.action, stack.status) == ("UPDATE", "FAILED")
     assert "Maximum resources per stack exceeded." in stack.status_reason
+
+
+def test_a_child_stack_sends_its_events_to_its_parents_sinks(
+        db: Database, stacks: StackApi, ctx: RequestContext, loop: WorkerLoop,
+        clock: Clock) -> None:
+    sink = {"type": "webhook", "target": "http://receiver.example/", "secret": "s"}
+    record = stacks.create(ctx, {"stack_name": "s", "template": stack_of(1),
+                                 "environment": {"event_sinks": [sink]}})
+
+    assert settle(loop, clock, stacks, ctx, record).status == "COMPLETE"
+    with db.read() as session:
+        owed = {(row.stack_id, row.event_id, row.target)
+                for row in session.scalars(select(EventDelivery))}
+        events = {(row.stack_id, row.id, sink["target"])
+                  for row in session.scalars(select(Event))}
+    assert owed == events, "every event of the tree, the child's too, once"
+    assert len({stack_id for stack_id, _, _ in owed}) == 2

@@ -52,7 +52,7 @@ export function mount(main, route, who) {
     href: (section, query) => stackHref(route.tenant, name, id, section, query),
     stack: () => stack,
     /** Changes whenever the stack's status or template may have: sections that need
-     * not poll (outputs, template) fetch again only then. */
+     * not poll (the template) fetch again only then. */
     version: () => (stack ? `${stack.stack_status}|${stack.updated_time}` : ""),
     refresh: () => poller.now(),
     depth: 0,

@@ -1,17 +1,17 @@
-// The stack's section "Outputs": resolved through the stack show (only when the stack
-// changed: resolving costs the server more than a plain read).
+// The stack's section "Outputs": resolved through the stack show on every poll while the
+// section is shown, since an output can change with no change of the stack's status (an
+// attribute known only later); the server keeps what it resolved until the resources
+// the outputs read change (specs/live-outputs.rst).
 
 import * as api from "./api.js";
 import {h, errorBox, table, renderIfChanged} from "./dom.js";
 
 export function create(ctx) {
-  let seen = null;
   const problems = h("div");
   const list = h("div", {id: "output-list"});
   const element = h("section", {}, h("h2", {text: "Outputs"}), problems, list);
 
   async function refresh() {
-    if (seen === ctx.version()) return;
     let outputs;
     try {
       outputs = (await api.get(ctx.path())).stack.outputs || [];
@@ -19,7 +19,6 @@ export function create(ctx) {
       problems.replaceChildren(errorBox(error, "The outputs could not be read."));
       return;
     }
-    seen = ctx.version();
     problems.replaceChildren();
     outputs.sort((a, b) => a.output_key.localeCompare(b.output_key));
     renderIfChanged(list, outputs, () => table({

@@ -6,7 +6,7 @@ JSON cannot hold, like the internal marker a one-branch ``if`` once left in outp
 
 * ``unstorable_in``: the actions (``create``, ``update``, ``delete``) after which its
   private data holds a set, so writing the step's result fails;
-* attribute ``unstorable``: a set, so a stack output of it cannot be stored at finish.
+* attribute ``unstorable``: a set, so a stack output of it is that output's error.
 """
 
 from __future__ import annotations

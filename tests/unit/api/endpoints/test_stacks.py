@@ -61,7 +61,8 @@ def test_a_stack_is_shown_with_one_read_of_its_token_and_one_of_it(
     assert shown.status_code == 200, shown.text
     assert shown.json["stack"]["parameters"]["password"] == "******"
     assert [o["output_key"] for o in shown.json["stack"]["outputs"]] == ["value"]
-    assert statements == ["SELECT tokens", "SELECT stacks"]  # no BEGIN, no other read
+    # No BEGIN, no other read but the rows its outputs read, resolved now.
+    assert statements == ["SELECT tokens", "SELECT stacks", "SELECT resources"]
 
 
 def test_the_lookup_by_name_reads_the_name_and_id_alone(
@@ -86,4 +87,5 @@ def test_an_admin_showing_another_tenant_s_stack_adds_a_read_of_that_tenant(
     shown = api.call("GET", path, token=admin)
 
     assert shown.status_code == 200, shown.text
-    assert statements == ["SELECT tokens", "SELECT tenants", "SELECT stacks"]
+    assert statements == ["SELECT tokens", "SELECT tenants", "SELECT stacks",
+                          "SELECT resources"]

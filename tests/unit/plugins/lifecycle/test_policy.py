@@ -226,7 +226,7 @@ def test_deleting_the_stack_deletes_what_a_rule_protects() -> None:
     doomed = stack(resource("db", DB, tags=["protected"]), resource("web", SERVER),
                    action="DELETE", changes={"db": DELETE, "web": DELETE})
 
-    assert protect.actions == CHANGE_ACTIONS == {"UPDATE", "DELETE"}
+    assert protect.actions == CHANGE_ACTIONS == {"UPDATE", "DELETE", "RESTORE"}
     assert [str(f) for f in evaluate([protect], doomed, "DELETE", NOON)] == [
         "r: REPLACE or DELETE of resources tagged protected: DELETE db (OS::Trove::Instance)"
     ]
@@ -747,7 +747,8 @@ def test_the_document_shape_is_checked(tmp_path: Path, text: str, problem: str) 
      "not null"),
     ("{effect: deny, max_resources: 1, actions: [CREATE, create]}",
      "rules[1]: 'actions': unknown action 'create'; expected some of CREATE, UPDATE, "
-     "DELETE, ABANDON, ADOPT, SUSPEND, RESUME, CHECK, CANCEL, ROLLBACK"),
+     "DELETE, ABANDON, ADOPT, SUSPEND, RESUME, CHECK, CANCEL, ROLLBACK, SNAPSHOT, "
+     "RESTORE"),
     ("{effect: deny, max_resources: 1, message: 42}",
      "rules[1]: 'message': must be a non-empty string, not an integer (42)"),
     ("{name: null, effect: deny, max_resources: 1}",

@@ -10,6 +10,7 @@ import pathlib
 import threading
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -24,7 +25,6 @@ from engine.lifecycle.base import Denied, PluginServices
 from engine.lifecycle.view import ResourceView, StackView, freeze
 from plugins.lifecycle.quota import plugin as quota_plugin
 from plugins.lifecycle.quota import store
-from tests.unit.db.conftest import add_stack, add_tenant
 
 NOW = datetime.datetime(2026, 11, 22, 14, 0, tzinfo=datetime.UTC)
 # Migrate to this plugin's revision, not to head: later revisions are not its concern.
@@ -125,12 +125,14 @@ def test_the_trees_migration_gives_the_rows_before_it_their_root(
     sqlite = Database(f"sqlite:///{tmp_path}/before.sqlite")
     migration.upgrade(sqlite, "0013")
     with sqlite.transaction() as session:
-        tenant_id = add_tenant(session).id
-        root = add_stack(session, tenant_id, "root")
-        child = add_stack(session, tenant_id, "root-a", owner_id=root.id, nested_depth=1)
-        grandchild = add_stack(session, tenant_id, "root-a-b", owner_id=child.id,
-                               nested_depth=2)
-        ids = [root.id, child.id, grandchild.id, "gone"]  # a row whose stack is gone
+        # Rows of that revision's columns: today's models have columns it lacks.
+        tenant_id = _insert_at_revision(session, "tenants", name="t")
+        root = _insert_at_revision(session, "stacks", tenant_id=tenant_id, name="root")
+        child = _insert_at_revision(session, "stacks", tenant_id=tenant_id, name="root-a",
+                                    owner_id=root, nested_depth=1)
+        grandchild = _insert_at_revision(session, "stacks", tenant_id=tenant_id,
+                                         name="root-a-b", owner_id=child, nested_depth=2)
+        ids = [root, child, grandchild, "gone"]  # a row whose stack is gone
         for stack_id in ids:
             session.execute(sa.text(
                 "INSERT INTO lifecycle_quota_usage VALUES (:id, 't', 1, 0, 'CREATE', :now)"),
@@ -146,10 +148,27 @@ def test_the_trees_migration_gives_the_rows_before_it_their_root(
             for table in ("lifecycle_quota_usage", "lifecycle_placement_reservations"):
                 roots = dict(session.execute(sa.text(
                     f"SELECT stack_id, root_stack_id FROM {table}")).all())
-                assert roots == {root.id: root.id, child.id: root.id,
-                                 grandchild.id: root.id, "gone": "gone"}
+                assert roots == {root: root, child: root, grandchild: root,
+                                 "gone": "gone"}
     finally:
         sqlite.dispose()
+
+
+def _insert_at_revision(session: Any, table_name: str, **values: Any) -> str:
+    """A row of ``table_name`` as the database has it now (reflected), with a new id: the
+    given ``values``, and an empty value of its type for every other required column."""
+    table = sa.Table(table_name, sa.MetaData(), autoload_with=session.connection())
+    row_id = str(uuid.uuid4())
+    row: dict[str, Any] = {"id": row_id, **values}
+    for column in table.c:
+        if column.name in row or column.nullable or column.server_default is not None:
+            continue
+        python_type = column.type.python_type if not isinstance(
+            column.type, sa.types.NullType) else str
+        row[column.name] = (NOW if python_type is datetime.datetime
+                            else 0 if python_type in (int, bool, float) else "")
+    session.execute(table.insert().values(**row))
+    return row_id
 
 
 def test_the_stack_limit_denies_naming_tenant_and_counts(database: Database,

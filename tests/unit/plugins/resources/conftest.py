@@ -2,13 +2,75 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+import copy
+import uuid
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import pytest
 
+from engine.errors import InvalidRestrictedAction
 from engine.resources.base import IssuedSignalToken, Resource, SignalledResource
 from engine.schema import coerce_properties
+
+
+class FakeSoftwareConfigs:
+    """``engine.resources.base.SoftwareConfigStore`` in memory, documents as the real
+    store's (``engine.db.software_configs``; the real one is tested in
+    tests/unit/worker/test_software_store.py)."""
+
+    def __init__(self) -> None:
+        self.configs: dict[str, dict[str, Any]] = {}
+        self.deployments: dict[str, dict[str, Any]] = {}
+
+    def create_config(self, *, name: str | None, group: str | None, config: Any,
+                      inputs: Sequence[Mapping[str, Any]],
+                      outputs: Sequence[Mapping[str, Any]],
+                      options: Mapping[str, Any] | None,
+                      config_id: str | None = None) -> Mapping[str, Any]:
+        config_id = config_id or str(uuid.uuid4())
+        if config_id not in self.configs:
+            self.configs[config_id] = copy.deepcopy({
+                "id": config_id, "name": name, "group": group,
+                "creation_time": "2026-11-22T12:00:00Z", "config": config,
+                "inputs": list(inputs), "outputs": list(outputs), "options": options})
+        return copy.deepcopy(self.configs[config_id])
+
+    def get_config(self, config_id: str) -> Mapping[str, Any] | None:
+        found = self.configs.get(config_id)
+        return copy.deepcopy(found) if found is not None else None
+
+    def delete_config(self, config_id: str) -> None:
+        if any(d["config_id"] == config_id for d in self.deployments.values()):
+            raise InvalidRestrictedAction(id=config_id)
+        self.configs.pop(config_id, None)
+
+    def create_deployment(self, deployment_id: str, *, config_id: str, server_id: str,
+                          input_values: Mapping[str, Any] | None, action: str, status: str,
+                          status_reason: str) -> Mapping[str, Any]:
+        assert config_id in self.configs
+        self.deployments.setdefault(deployment_id, copy.deepcopy({
+            "id": deployment_id, "server_id": server_id, "input_values": input_values,
+            "output_values": None, "action": action, "status": status,
+            "status_reason": status_reason, "config_id": config_id,
+            "creation_time": "2026-11-22T12:00:00Z"}))
+        return copy.deepcopy(self.deployments[deployment_id])
+
+    def get_deployment(self, deployment_id: str) -> Mapping[str, Any] | None:
+        found = self.deployments.get(deployment_id)
+        return copy.deepcopy(found) if found is not None else None
+
+    def update_deployment(self, deployment_id: str, changes: Mapping[str, Any]
+                          ) -> Mapping[str, Any] | None:
+        if deployment_id not in self.deployments:
+            return None
+        assert changes.get("config_id", next(iter(self.configs), None)) in self.configs
+        self.deployments[deployment_id].update(copy.deepcopy(dict(changes)))
+        self.deployments[deployment_id]["updated_time"] = "2026-11-22T12:00:01Z"
+        return copy.deepcopy(self.deployments[deployment_id])
+
+    def delete_deployment(self, deployment_id: str) -> None:
+        self.deployments.pop(deployment_id, None)
 
 
 class FakeRuntime:
@@ -29,6 +91,10 @@ class FakeRuntime:
         self.placed: Mapping[str, Any] | None = None
         #: What ``find_signalled_resource`` answers, by reference id.
         self.signalled: dict[str, SignalledResource] = {}
+        #: What ``signals`` answers: the resource's own signals, oldest first.
+        self.own_signals: list[Mapping[str, Any]] = []
+        #: What ``software_configs`` answers.
+        self.configs = FakeSoftwareConfigs()
 
     def now(self) -> float:
         return self.clock
@@ -48,10 +114,10 @@ class FakeRuntime:
 
     def issue_signal_token(self) -> IssuedSignalToken:
         number = len(self.issued) + 1
-        issued = IssuedSignalToken(
-            f"token-{number}", f"secret-{number}",
-            f"http://kiln.test/v1/{self.tenant_id}/stacks/{self.stack_name}/{self.stack_id}"
-            "/resources/res/signal")
+        url = (f"http://kiln.test/v1/{self.tenant_id}/stacks/{self.stack_name}/"
+               f"{self.stack_id}/resources/res/signal")
+        issued = IssuedSignalToken(f"token-{number}", f"secret-{number}", url,
+                                   f"{url}?signal_token=secret-{number}")
         self.issued.append(issued)
         return issued
 
@@ -60,6 +126,12 @@ class FakeRuntime:
 
     def find_signalled_resource(self, reference_id: str) -> SignalledResource | None:
         return self.signalled.get(reference_id)
+
+    def signals(self) -> Sequence[Mapping[str, Any]]:
+        return list(self.own_signals)
+
+    def software_configs(self) -> FakeSoftwareConfigs:
+        return self.configs
 
 
 @pytest.fixture

@@ -122,20 +122,33 @@ def test_a_part_type_outside_text_and_multipart_is_refused(build: Build) -> None
         build(MultipartMime, {"parts": [{"config": "x", "type": "binary"}]})
 
 
-@pytest.mark.parametrize("config", [
-    # Fixed values: pytest-xdist workers must collect the same test ids.
-    "5da8e1a1-4b66-4c85-8f5c-32c540c2750b",
-    "8F48BC03-D7C1-4302-B43F-51A7305857BD",
-    "{5974bfa3-99fc-479b-ab9a-9f469a813046}",
-    "43a7473f319e40c7b966e1a4f562569d",
-])
-def test_a_config_id_is_refused_with_what_to_do_instead(build: Build, config: str) -> None:
-    res = build(MultipartMime, {"parts": [{"config": "inline"}, {"config": config}]})
+def test_a_config_id_is_replaced_by_that_configs_text(build: Build,
+                                                     runtime: FakeRuntime) -> None:
+    config_id = "5da8e1a1-4b66-4c85-8f5c-32c540c2750b"
+    runtime.configs.create_config(config_id=config_id, name="c", group="Heat::Ungrouped",
+                                  config="#cloud-config\n", inputs=[], outputs=[],
+                                  options=None)
 
-    with pytest.raises(StackValidationFailed,
-                       match=r"parts\[1\].config: .* is the id of a software config.*"
-                             r"get_attr: \[<config resource>, config\]"):
-        res.validate()
+    _, part = parsed(created(build, [{"config": "inline"}, {"config": config_id}]))
+
+    assert part.get_payload() == "#cloud-config\n"
+
+
+def test_an_id_no_config_has_is_text_as_in_heat(build: Build) -> None:
+    missing = "8f48bc03-d7c1-4302-b43f-51a7305857bd"
+    (part,) = parsed(created(build, [{"config": missing}]))
+
+    assert part.get_payload() == missing
+
+
+def test_a_structured_config_cannot_be_a_part(build: Build, runtime: FakeRuntime) -> None:
+    config_id = "43a7473f-319e-40c7-b966-e1a4f562569d"
+    runtime.configs.create_config(config_id=config_id, name="c", group="g",
+                                  config={"k": 1}, inputs=[], outputs=[], options=None)
+    res = build(MultipartMime, {"parts": [{"config": config_id}]})
+
+    with pytest.raises(ValueError, match=r"parts\[0\].config: .* is not text"):
+        res.handle_create()
 
 
 def test_text_that_merely_contains_a_uuid_is_inline(build: Build) -> None:

@@ -197,3 +197,15 @@ def test_other_attributes_are_null(build: Build) -> None:
     res.handle_create()
 
     assert res.get_attribute("length") is None
+
+
+def test_a_restore_takes_the_snapshots_string_back_and_keeps_it(build: Build) -> None:
+    res = build(RandomString, {"length": 8})
+
+    assert res.handle_restore({"resource_data": {"value": "kept1234"}}) == res.properties
+    res.handle_create()  # the restore replaces it: the new resource keeps that string
+
+    assert res.get_attribute("value") == "kept1234"
+    other = build(RandomString)
+    other.handle_restore({"resource_data": {}})  # a snapshot that kept none
+    assert "value" not in other.data

@@ -1,5 +1,6 @@
-"""OS::Heat::SoftwareConfig and StructuredConfig: a config stored in the resource's data,
-named by a uuid4, read back through the ``config`` attribute."""
+"""OS::Heat::SoftwareConfig and StructuredConfig: a config stored as a row of the tenant's
+configs and in the resource's data, named by a uuid4, read back through the ``config``
+attribute."""
 
 from __future__ import annotations
 
@@ -196,3 +197,42 @@ def test_delete_completes_at_once(build: Build) -> None:
     res.handle_create()
 
     assert res.check_delete_complete(res.handle_delete()) is True
+
+
+def test_the_config_is_a_row_of_the_tenants_configs_until_deleted(
+        build: Build, runtime: FakeRuntime) -> None:
+    res = build(SoftwareConfig, {"group": "script", "config": "run",
+                                 "inputs": [{"name": "a"}]}, name="cfg")
+    res.handle_create()
+
+    stored = runtime.configs.get_config(str(res.physical_id))
+    assert stored is not None
+    assert {k: stored[k] for k in ("name", "group", "config", "inputs", "outputs",
+                                   "options")} == res.data
+    assert res.check_delete_complete(res.handle_delete()) is True
+    assert runtime.configs.configs == {}
+
+
+def test_a_config_stored_before_configs_had_rows_still_answers(build: Build,
+                                                               runtime: FakeRuntime) -> None:
+    # Its data holds the config, and no row has it: get_attr reads the data, a delete
+    # has nothing to remove.
+    res = build(SoftwareConfig, {"config": "x"}, physical_id=str(uuid.uuid4()),
+                data={"name": "old", "group": "Heat::Ungrouped", "config": "x",
+                      "inputs": [], "outputs": [], "options": {}})
+
+    assert res.get_attribute("config") == "x"
+    assert res.check_delete_complete(res.handle_delete()) is True
+
+
+def test_a_resumed_create_writes_the_row_it_recorded(build: Build,
+                                                     runtime: FakeRuntime) -> None:
+    first = build(SoftwareConfig, {"config": "x"})
+    first.handle_create()
+    runtime.configs.configs.clear()  # the worker died before the row was written
+
+    resumed = build(SoftwareConfig, {"config": "x"}, physical_id=first.physical_id,
+                    data=dict(first.data))
+    resumed.handle_create()
+
+    assert list(runtime.configs.configs) == [first.physical_id]

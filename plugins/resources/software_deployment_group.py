@@ -1,0 +1,137 @@
+"""``OS::Heat::SoftwareDeploymentGroup`` and ``OS::Heat::StructuredDeploymentGroup`` (and
+their old names ``OS::Heat::SoftwareDeployments``, ``OS::Heat::StructuredDeployments``):
+one deployment per server of a map, as a child stack, as Heat builds them on its
+ResourceGroup.
+
+Each entry of ``servers`` (name → server id) is a member of that name, an
+``OS::Heat::SoftwareDeployment`` (or ``StructuredDeployment``) with the group's other
+properties and that server. The attributes are maps by member name: ``deploy_stdouts``,
+``deploy_stderrs`` and ``deploy_status_codes``, and any other name (a config's output) is
+each member's attribute of that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from engine.resources.base import select_attribute
+from engine.schema import DEPRECATED, MAP, Attribute, Property
+from plugins.resources.resource_group import _child_template, _Members
+from plugins.resources.software_deployment import (
+    DEPLOYMENT_PROPERTIES,
+    STATUS_CODE,
+    STDERR,
+    STDOUT,
+    StructuredDeployment,
+    check_transport,
+)
+
+#: The group's attribute → each member's.
+MEMBER_ATTRIBUTES = {"deploy_stdouts": STDOUT, "deploy_stderrs": STDERR,
+                     "deploy_status_codes": STATUS_CODE}
+_DEPLOYMENT_KEYS = ("config", "input_values", "actions", "name", "signal_transport")
+
+
+class SoftwareDeploymentGroup(_Members):
+    """This resource associates a group of servers with some configuration.
+
+    The configuration is to be deployed to all servers in the group.
+
+    The properties work in a similar way to OS::Heat::SoftwareDeployment, and in addition
+    to the attributes documented, you may pass any attribute supported by
+    OS::Heat::SoftwareDeployment, including those exposing arbitrary outputs, and return a
+    map of deployment names to the specified attribute.
+    """
+
+    support_version: ClassVar[str] = "5.0.0"
+    member_type: ClassVar[str] = "OS::Heat::SoftwareDeployment"
+    member_keys: ClassVar[tuple[str, ...]] = _DEPLOYMENT_KEYS
+
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        "servers": Property(
+            MAP,
+            "A map of names and server IDs to apply configuration to. The name is "
+            "arbitrary and is used as the Heat resource name for the corresponding "
+            "deployment.",
+            required=True, update_allowed=True,
+        ),
+        **{key: DEPLOYMENT_PROPERTIES[key] for key in _DEPLOYMENT_KEYS},
+    }
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {
+        "deploy_stdouts": Attribute(
+            "A map of Nova names and captured stdouts from the configuration execution "
+            "to each server.", type=MAP),
+        "deploy_stderrs": Attribute(
+            "A map of Nova names and captured stderrs from the configuration execution "
+            "to each server.", type=MAP),
+        "deploy_status_codes": Attribute(
+            "A map of Nova names and returned status code from the configuration "
+            "execution.", type=MAP),
+    }
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> None:
+        check_transport(properties)
+
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        return False  # the child stack is updated in place, as Heat updates it
+
+    def members(self) -> list[str]:
+        return [str(name) for name in self.properties.get("servers") or {}]
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        servers = self.properties.get("servers") or {}
+        common = {key: self.properties.get(key) for key in self.member_keys
+                  if self.properties.get(key) is not None}
+        members = {str(name): {"type": self.member_type,
+                               "properties": {**common, "server": server}}
+                   for name, server in servers.items()}
+        return _child_template(members), f"{self.name}.deployments", {}, None
+
+    def _group_attribute(self, name: str, path: Sequence[Any], names: list[str],
+                         refs: Mapping[str, Any], member_attribute: Any) -> Any:
+        if name in ("refs", "attributes"):
+            return super()._group_attribute(name, path, names, refs, member_attribute)
+        wanted = MEMBER_ATTRIBUTES.get(name, name)
+        return select_attribute({n: member_attribute(n, [wanted]) for n in names}, path)
+
+
+class StructuredDeploymentGroup(SoftwareDeploymentGroup):
+    """This resource associates a group of servers with some configuration.
+
+    This resource works similar as OS::Heat::SoftwareDeploymentGroup, but for structured
+    resources.
+    """
+
+    member_type: ClassVar[str] = "OS::Heat::StructuredDeployment"
+    member_keys: ClassVar[tuple[str, ...]] = (*_DEPLOYMENT_KEYS, "input_key",
+                                              "input_values_validate")
+    properties_schema: ClassVar[Mapping[str, Property]] = {
+        **SoftwareDeploymentGroup.properties_schema,
+        "input_key": StructuredDeployment.properties_schema["input_key"],
+        "input_values_validate":
+            StructuredDeployment.properties_schema["input_values_validate"],
+    }
+
+
+class SoftwareDeployments(SoftwareDeploymentGroup):
+    """This resource associates a group of servers with some configuration.
+
+    The old name of OS::Heat::SoftwareDeploymentGroup, which Heat hides since 7.0.0.
+    """
+
+    support_status: ClassVar[str] = DEPRECATED
+    support_version: ClassVar[str] = "2014.2"
+    support_message: ClassVar[str] = "Please use OS::Heat::SoftwareDeploymentGroup instead."
+
+
+class StructuredDeployments(StructuredDeploymentGroup):
+    """This resource associates a group of servers with some configuration.
+
+    The old name of OS::Heat::StructuredDeploymentGroup, which Heat hides since 7.0.0.
+    """
+
+    support_status: ClassVar[str] = DEPRECATED
+    support_version: ClassVar[str] = "2014.2"
+    support_message: ClassVar[str] = "Please use OS::Heat::StructuredDeploymentGroup instead."
