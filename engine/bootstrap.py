@@ -109,13 +109,15 @@ class Kiln:
     @functools.cached_property
     def stack_limits(self) -> StackLimits:
         from engine.services.proposals import StackLimits  # see TYPE_CHECKING above
+        from engine.template.event_sinks import SinkRules
 
         return StackLimits(
             max_template_bytes=self.conf.api.max_template_bytes,
             max_stacks_per_tenant=self.conf.api.max_stacks_per_tenant,
             max_pending_operations=self.conf.api.max_pending_operations,
             default_timeout_seconds=self.conf.engine.stack_action_timeout_seconds,
-            event_sink_schemes=tuple(self.conf.event_sinks.allowed_schemes))
+            sink_rules=SinkRules(schemes=tuple(self.conf.event_sinks.allowed_schemes),
+                                 max_per_stack=self.conf.event_sinks.max_per_stack))
 
     @functools.cached_property
     def stack_writes(self) -> StackWrites:
@@ -179,7 +181,8 @@ class Kiln:
         actions = StackActions(self.db, self.clock,
                                self.conf.engine.stack_action_timeout_seconds,
                                backlog=Backlog(self.db, self.clock,
-                                               self.conf.api.max_pending_operations))
+                                               self.conf.api.max_pending_operations),
+                               registry=self.registry)
         # The plugins' settings (the console's plugin page) are read once, here, after the
         # plugins registered their own options: read on each request, the options not
         # registered yet would be registered on the live configuration from request
@@ -251,7 +254,8 @@ class Kiln:
             backoff_seconds=sinks.backoff_seconds,
             max_backoff_seconds=sinks.max_backoff_seconds, poll_seconds=sinks.poll_seconds,
             batch_size=sinks.batch_size, threads=sinks.threads,
-            allowed_schemes=tuple(sinks.allowed_schemes))
+            allowed_schemes=tuple(sinks.allowed_schemes),
+            allow_private_targets=sinks.allow_private_targets)
 
     def queue_depth(self) -> QueueDepth | None:
         """What the workers have before them, for the gauges a metrics scrape reads in

@@ -13,3 +13,11 @@ Clock = Callable[[], datetime.datetime]
 def utcnow() -> datetime.datetime:
     """Now, timezone-aware in UTC, as the database stores times."""
     return datetime.datetime.now(datetime.UTC)
+
+
+def isotime(value: datetime.datetime | None) -> str | None:
+    """A time as Heat's API shows one (its ``isotime``): UTC, to the second, with a
+    ``Z``; None stays None."""
+    if value is None:
+        return None
+    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -288,11 +288,12 @@ lifecycle_plugin_opts = [
 
 event_sink_opts: list[cfg.Opt] = [
     cfg.FloatOpt("timeout_seconds", default=5.0, min=0.1,
-                 help="Longest wait for an event sink's receiver to accept a connection, "
-                 "and again for its answer, per delivery. A delivery not answered 2xx in "
-                 "time is tried again later; its claim lasts three times this, so an "
-                 "engine that dies mid-delivery leaves it to another engine (or to its "
-                 "own restart) that soon."),
+                 help="Longest one delivery's send may take, all of it: the connection, "
+                 "the request, the answer and any redirect (an answer trickled slower is "
+                 "cut off). A delivery not answered 2xx in time is tried again later; "
+                 "its claim lasts three times this from when it is taken, so an engine "
+                 "that dies mid-delivery leaves it to another engine (or to its own "
+                 "restart) that soon."),
     cfg.IntOpt("max_attempts", default=10, min=1,
                help="Tries of one event's delivery to one sink before it is given up "
                     "(logged at WARNING, counted in kiln_event_deliveries_total with "
@@ -311,12 +312,26 @@ event_sink_opts: list[cfg.Opt] = [
                help="Deliveries one engine process claims at a time."),
     cfg.IntOpt("threads", default=4, min=1,
                help="Threads per engine process that send deliveries, one target at a "
-               "time each: a slow receiver holds up only its own events."),
+               "time each. A target's deliveries are settled as soon as its thread is "
+               "done; a slow receiver delays other targets' next batch by at most a "
+               "claim's lease (three times timeout_seconds)."),
     cfg.ListOpt("allowed_schemes", default=["http", "https"],
                 item_type=types.String(choices=["http", "https"]),
                 help="URL schemes a webhook sink's target may use. A stack create or "
                 "update naming another is refused (400); deliveries already owed to one "
                 "are given up."),
+    cfg.IntOpt("max_per_stack", default=5, min=0,
+               help="Event sinks one stack's environment may name; a create or update "
+               "naming more is refused (400). A stored stack's sinks beyond it are "
+               "dropped at its next update (logged at WARNING)."),
+    cfg.BoolOpt("allow_private_targets", default=False,
+                help="Whether a sink's target may be an address that is not public: "
+                "loopback, link-local (169.254.0.0/16, fe80::/10, where cloud metadata "
+                "services answer), private networks and other special ranges. Checked "
+                "on every connection, on the address the host name resolved to, so a "
+                "name that later resolves elsewhere cannot get around it; a delivery "
+                "to such an address is given up. Turn it on only where tenants may "
+                "reach the engines' own networks."),
 ]
 
 GROUPS: dict[str | None, list[cfg.Opt]] = {

@@ -10,8 +10,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     KilnError
     ├── NotFound ............... 404
     │   ├── EntityNotFound
-    │   │   ├── ResourceNotFound
-    │   │   └── OutputNotFound
+    │   │   └── ResourceNotFound
+    │   ├── OutputNotFound ..... Heat's type: NotFound (``api_type``)
     │   ├── GroupMemberNotFound
     │   ├── SoftwareConfigNotFound
     │   ├── SoftwareDeploymentNotFound
@@ -112,6 +112,9 @@ class KilnError(Exception):
     """Base of every error Kiln raises on purpose."""
 
     msg_fmt: ClassVar[str] = "An unknown error occurred."
+    #: The error's type in an API body, when Heat's is not the class's name (where Heat
+    #: raises its generic ``NotFound``, Kiln has a class of its own).
+    api_type: ClassVar[str | None] = None
 
     def __init__(self, location: Location | None = None, **details: Any) -> None:
         self.location = location
@@ -211,8 +214,12 @@ class ResourceNotFound(EntityNotFound):
     msg_fmt = "The Resource ({resource_name}) could not be found in Stack {stack_name}."
 
 
-class OutputNotFound(EntityNotFound):
+class OutputNotFound(NotFound):
+    """``GET …/outputs/<key>`` of a key the stack's template has not (Heat's
+    ``show_output``: its words, its type)."""
+
     msg_fmt = "Specified output key {key} not found."
+    api_type = "NotFound"
 
 
 class GroupMemberNotFound(NotFound):

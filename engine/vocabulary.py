@@ -89,6 +89,18 @@ class Status(enum.StrEnum):
     FAILED = "FAILED"
 
 
+class SignalTransport(enum.StrEnum):
+    """How a resource's signaller reaches Kiln (Heat's ``signal_transport`` values, of a
+    software deployment and of a wait condition handle, in Heat's order)."""
+
+    CFN_SIGNAL = "CFN_SIGNAL"
+    TEMP_URL_SIGNAL = "TEMP_URL_SIGNAL"
+    HEAT_SIGNAL = "HEAT_SIGNAL"
+    NO_SIGNAL = "NO_SIGNAL"
+    ZAQAR_SIGNAL = "ZAQAR_SIGNAL"
+    TOKEN_SIGNAL = "TOKEN_SIGNAL"  # a wait condition handle's only
+
+
 class OperationState(enum.StrEnum):
     """Pre-ops and plan, then steps, then the final stack state, then post-ops.
 
@@ -125,6 +137,12 @@ class CancelReason(enum.StrEnum):
 
 #: Steps not yet closed.
 OPEN_STEP_STATES = (StepState.WAITING, StepState.READY, StepState.RUNNING)
+
+#: The update-like operations: each takes the stack to the definition its payload's
+#: ``target`` holds, through the update's machinery (an update, the rollback of one, and
+#: the restore of a snapshot, which Heat runs as an update too). The rollback of a
+#: create has no target: it deletes what the create made.
+UPDATE_LIKE = (Action.UPDATE, Action.ROLLBACK, Action.RESTORE)
 
 #: The stack action shown for an operation action (Heat has no ABANDON stack state).
 STACK_ACTION: dict[str, str] = {Action.ABANDON: Action.DELETE}

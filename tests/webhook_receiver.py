@@ -1,7 +1,8 @@
 """A webhook receiver on loopback for the event sink tests: it records every request,
 checks its signature as a tenant's receiver would (its own HMAC, not Kiln's code), drops
 repeats by the event id header, and answers as a test scripts it per path: a list of
-statuses to give first (then 200), a redirect, or a stall until released."""
+statuses to give first (then 200), a redirect, a stall until released, or an answer
+trickled a byte at a time that never ends."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Receiver:
         self.redirects: dict[str, str] = {}
         self.stalls: dict[str, threading.Event] = {}
         self.stalled = threading.Event()  # set when a stalled request has arrived
+        self.trickles: set[str] = set()  # paths whose answer trickles and never ends
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -61,6 +63,9 @@ class Receiver:
                 if stall is not None:
                     receiver.stalled.set()
                     stall.wait(30)
+                if self.path in receiver.trickles:
+                    self._trickle()
+                    return
                 location = receiver.redirects.get(self.path)
                 if location:
                     self.send_response(307)
@@ -69,6 +74,19 @@ class Receiver:
                     self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+
+            def _trickle(self) -> None:
+                # An answer that never ends: a header line a byte at a time, each well
+                # within any socket timeout, until Kiln hangs up (or 10 s).
+                self.close_connection = True
+                try:
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                    for _ in range(200):
+                        self.wfile.write(b"a")
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except OSError:
+                    pass
 
             def log_message(self, *_: Any) -> None:
                 pass

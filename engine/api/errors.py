@@ -77,7 +77,7 @@ def handle_kiln_error(req: falcon.Request, resp: falcon.Response, error: errors.
     # many, each in the access log already.
     if code >= 500 and not isinstance(error, errors.BacklogFull):
         LOG.warning("request %s: %s", _request_id(req), error)
-    _write(resp, code, fault_body(code, type(error).__name__, str(error)))
+    _write(resp, code, fault_body(code, error.api_type or type(error).__name__, str(error)))
     if isinstance(error, errors.Unavailable) and error.retry_after is not None:
         # keystoneauth (under heatclient and the openstack CLI) waits this long before
         # it retries a 503, when its status_code_retries allow a retry.

@@ -100,11 +100,14 @@ class AccessLog:
 
 
 def _masked_query(query: str) -> str:
-    """The query as the access line shows it: a signed signal URL's secret masked."""
-    if f"{SIGNAL_TOKEN_PARAM}=" not in query:
-        return query
-    return "&".join(f"{SIGNAL_TOKEN_PARAM}=***" if part.startswith(f"{SIGNAL_TOKEN_PARAM}=")
-                    else part for part in query.split("&"))
+    """The query as the access line shows it: a signed signal URL's secret masked. A
+    parameter is known by its decoded name, as Falcon reads it (``signal%5Ftoken`` is
+    ``signal_token`` too)."""
+    def masked(part: str) -> str:
+        name = urllib.parse.unquote_plus(part.split("=", 1)[0])
+        return f"{SIGNAL_TOKEN_PARAM}=***" if name == SIGNAL_TOKEN_PARAM else part
+
+    return "&".join(masked(part) for part in query.split("&")) if query else query
 
 
 class UrlText:

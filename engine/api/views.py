@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 from typing import Any
 
+from engine.clock import isotime
 from engine.context import RequestContext
 from engine.schema import AllowedPattern, AllowedValues, Custom, Length, Modulo, Range
 from engine.services.lifecycle import PluginRecord
@@ -26,11 +27,8 @@ from engine.services.workers import WorkerRecord
 from engine.template.parameters import ParameterSchema
 from engine.vocabulary import Action, Status
 
-
-def timestamp(value: datetime.datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+#: A time in a document (one owner of the format: ``engine.clock.isotime``).
+timestamp = isotime
 
 
 def stack_url(base: str, stack_name: str, stack_id: str) -> str:

@@ -9,10 +9,11 @@ roll back) together: a crash loses no notification. A stack's sinks are read fro
 writer of events has loaded it), so a stack without sinks costs no statement.
 
 A claim (:func:`claim_due`) takes due rows (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so
-concurrent engines take disjoint rows; SQLite has one writer) and moves their
-``next_attempt_at`` a lease ahead: a claimant that dies leaves them due again when the
-lease runs out. :func:`settle` writes what the sink said, guarded by the claim, so a
-claimant whose lease ran out cannot undo a newer claim's result.
+concurrent engines take disjoint rows; SQLite has one writer), counts a try of each and
+moves their ``next_attempt_at`` a lease ahead: a claimant that dies leaves them due again
+when the lease runs out, and a row that has had its last try without a result is given
+up. :func:`settle` writes what the sink said, guarded by the claim, so a claimant whose
+lease ran out cannot undo a newer claim's result.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, func, insert, select, text, update
@@ -117,7 +118,8 @@ def event_body(event: Mapping[str, Any], stack_name: str, tenant_id: str) -> str
 
 @dataclasses.dataclass(frozen=True)
 class Due:
-    """A delivery a claim took: what to send where, and how many tries it has had."""
+    """A delivery a claim took: what to send where, and its tries (``attempts``), the
+    claim's own counted."""
 
     id: int
     event_id: str
@@ -129,9 +131,10 @@ class Due:
 
 
 def _due() -> Select[int]:
-    # A stack's deliveries to one target go in the order they were written: one waits
-    # while an earlier one to the same target is held by a claim or waiting to be tried
-    # again (not once it is given up).
+    # A stack's deliveries to one target go in id order (the order written, but for
+    # PostgreSQL transactions that commit out of their ids' order: specs/event-sinks.rst):
+    # one waits while an earlier one to the same target is held by a claim or waiting to
+    # be tried again (not once it is given up).
     earlier = aliased(EventDelivery)
     held_up = (select(earlier.id)
                .where(earlier.stack_id == EventDelivery.stack_id,
@@ -156,22 +159,55 @@ def any_due(session: Session, now: Now) -> bool:
     return session.scalar(_DUE, {"now": now, "limit": 1}) is not None
 
 
-def claim_due(session: Session, now: Now, limit: int, lease_until: Now, claim: str
-              ) -> list[Due]:
-    """Up to ``limit`` due deliveries, oldest first, held by ``claim`` until
-    ``lease_until`` (when they are due again unless settled)."""
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """What :func:`claim_due` took: the deliveries it holds (each one's ``attempts``
+    counting the try about to be made), those it gave up instead, and when it was taken
+    (the lease runs from then)."""
+
+    due: list[Due]
+    given_up: list[Due]
+    taken_at: Now
+
+
+#: ``last_error`` of a delivery given up at a claim: its earlier claims wrote no result.
+UNSETTLED = "no result was written for its last try (the claim's lease ran out)"
+
+
+def claim_due(session: Session, clock: Callable[[], Now], limit: int,
+              lease: datetime.timedelta, claim: str, max_attempts: int) -> Claim:
+    """Up to ``limit`` due deliveries, oldest first, held by ``claim`` for ``lease`` from
+    now (then due again unless settled). A try is counted here, not when its result is
+    written: a delivery whose every claim ended without a result (its sender killed, or
+    failing on it) is given up once it has had ``max_attempts``, not sent forever."""
+    # The clock is read once the write lock is held (SQLite's BEGIN IMMEDIATE comes with
+    # the connection; on PostgreSQL the claims' lock below), so a wait for it does not
+    # eat into the lease.
+    session.connection()
     if session.get_bind().dialect.name == "postgresql":
         # Claims one after the other (each a few milliseconds): one that ran beside
         # another would not see the rows that one is taking as held, and could send a
         # stack's later event beside its earlier one. SQLite's writers queue anyway.
         session.execute(_CLAIMS_IN_TURN)
+    now = clock()
     ids = list(session.scalars(_CLAIMABLE, {"now": now, "limit": limit}))
     if not ids:
-        return []
-    rows = session.scalars(
-        update(EventDelivery).where(EventDelivery.id.in_(ids))
-        .values(next_attempt_at=lease_until, claim=claim)
+        return Claim([], [], now)
+    spent = session.scalars(
+        update(EventDelivery)
+        .where(EventDelivery.id.in_(ids), EventDelivery.attempts >= max_attempts)
+        .values(next_attempt_at=None, claim=None, given_up_at=now, last_error=UNSETTLED)
         .returning(EventDelivery), execution_options={"synchronize_session": False})
+    given_up = _sorted(spent)
+    rows = session.scalars(
+        update(EventDelivery)
+        .where(EventDelivery.id.in_(ids), EventDelivery.attempts < max_attempts)
+        .values(next_attempt_at=now + lease, claim=claim, attempts=EventDelivery.attempts + 1)
+        .returning(EventDelivery), execution_options={"synchronize_session": False})
+    return Claim(_sorted(rows), given_up, now)
+
+
+def _sorted(rows: Iterable[EventDelivery]) -> list[Due]:
     return sorted((Due(row.id, row.event_id, row.stack_id, row.target, row.secret, row.body,
                        row.attempts) for row in rows), key=lambda due: due.id)
 
@@ -191,8 +227,8 @@ class Result:
 
 
 def settle(session: Session, claim: str, results: Sequence[Result], now: Now) -> None:
-    """Write the results of ``claim``'s deliveries; a row another claim holds now (this
-    one's lease ran out) is left to it."""
+    """Write the results of ``claim``'s deliveries (all of them, or one target's); a row
+    another claim holds now (this one's lease ran out) is left to it."""
     mine = (EventDelivery.claim == claim,)
     delivered = [r.id for r in results if r.delivered]
     if delivered:
@@ -202,9 +238,11 @@ def settle(session: Session, claim: str, results: Sequence[Result], now: Now) ->
             continue
         values: dict[str, Any] = {"claim": None, "next_attempt_at": result.next_attempt_at}
         if result.tried:
-            values.update(attempts=EventDelivery.attempts + 1, last_error=result.error[:255])
+            values["last_error"] = result.error[:255]
             if result.next_attempt_at is None:
                 values["given_up_at"] = now
+        else:
+            values["attempts"] = EventDelivery.attempts - 1  # the claim counted a try not made
         session.execute(update(EventDelivery).where(EventDelivery.id == result.id, *mine)
                         .values(**values), execution_options={"synchronize_session": False})
 

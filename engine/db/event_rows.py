@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 
 from engine.db import event_outbox
 from engine.db.base import table
-from engine.db.models import Event, Stack
+from engine.db.models import Event, Resource, Stack
 from engine.db.paging import keyset_after
 from engine.vocabulary import Status
 
@@ -56,6 +56,14 @@ def add_event(session: Session, *, stack_id: str, resource_name: str, physical_r
         "reason": reason[:255], "properties": properties, "call": lifecycle,
         "created_at": now})
     return event_id
+
+
+def add_resource_event(session: Session, stack: Stack, row: Resource, reason: str,
+                       now: Now) -> str:
+    """An event on the resource as it stands (its state, physical id and type)."""
+    return add_event(session, stack_id=stack.id, resource_name=row.name,
+                     physical_resource_id=row.physical_id or "", resource_type=row.type,
+                     action=row.action, status=row.status, reason=reason, now=now)
 
 
 def write_pending(session: Session) -> None:

@@ -12,12 +12,14 @@ to a step parking itself again at the same moment.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Collection
+from typing import NamedTuple
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, case, delete, func, select
 from sqlalchemy.orm import Session
 
-from engine.db.models import ResourceHook, Step
-from engine.vocabulary import StepState
+from engine.db.models import Resource, ResourceHook, Step
+from engine.vocabulary import Hook, Status, StepState
 
 Now = datetime.datetime
 
@@ -47,14 +49,51 @@ def pending(session: Session, resource_id: int, hook: str) -> ResourceHook | Non
     return found
 
 
-def end_waits(session: Session, operation_id: str) -> set[str]:
-    """Forget the hooks the operation's steps wait at (the operation is ending: a
-    time-out, a cancel); the names of their resources."""
-    rows = session.execute(
-        select(ResourceHook.id, Step.resource_name)
-        .join(Step, Step.id == ResourceHook.step_id)
-        .where(Step.operation_id == operation_id, ResourceHook.cleared_at.is_(None))).all()
-    if rows:
-        session.execute(delete(ResourceHook).where(ResourceHook.id.in_([r[0] for r in rows])),
+class Waiting(NamedTuple):
+    """An open step waiting at a breakpoint: its resource, and whether its action is
+    done (it waits at a post hook)."""
+
+    step_id: int
+    resource_name: str
+    done: bool
+
+
+_POST = (Hook.POST_CREATE, Hook.POST_UPDATE, Hook.POST_DELETE)
+
+
+def waiting(session: Session, operation_id: str, *, unheld: bool = False) -> list[Waiting]:
+    """The operation's open steps that wait at a breakpoint: those that reached a hook,
+    cleared or not, whose resource is not mid-action (a pre hook's action not begun, a
+    post hook's done). A clear does not end the wait: the step is only woken, and stays
+    so until a worker takes it up. ``unheld``: only those no worker holds (parked, or
+    woken and not claimed yet)."""
+    query = (select(Step.id, Step.resource_name,
+                    func.max(case((ResourceHook.hook.in_(_POST), 1), else_=0)))
+             .join(ResourceHook, ResourceHook.step_id == Step.id)
+             .join(Resource, and_(Resource.stack_id == Step.stack_id,
+                                  Resource.name == Step.resource_name))
+             .where(Step.operation_id == operation_id, Step.state == StepState.RUNNING,
+                    Resource.status != Status.IN_PROGRESS)
+             .group_by(Step.id, Step.resource_name))
+    if unheld:
+        query = query.where(Step.lease_owner.is_(None))
+    return [Waiting(step_id, name, bool(done))
+            for step_id, name, done in session.execute(query)]
+
+
+def forget(session: Session, step_ids: Collection[int]) -> None:
+    """Delete the hooks the steps reached (their waits ended)."""
+    if step_ids:
+        session.execute(delete(ResourceHook).where(ResourceHook.step_id.in_(list(step_ids))),
                         execution_options={"synchronize_session": False})
-    return {name for _, name in rows}
+
+
+def end_waits(session: Session, operation_id: str) -> set[str]:
+    """Forget the hooks of the operation's open steps (the operation is ending: a
+    time-out, a cancel, a phase given up); the names of the resources that were waiting
+    (:func:`waiting`)."""
+    names = {wait.resource_name for wait in waiting(session, operation_id)}
+    forget(session, list(session.scalars(select(Step.id).join(
+        ResourceHook, ResourceHook.step_id == Step.id).where(
+        Step.operation_id == operation_id, Step.state == StepState.RUNNING))))
+    return names

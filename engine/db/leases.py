@@ -347,11 +347,15 @@ def abandon_operations(session: Session, owner: str, operation_ids: Collection[s
     return {row[0] for row in result}
 
 
-def park_step(session: Session, owner: str, step_id: int, until: Now) -> bool:
+def park_step(session: Session, owner: str, step_id: int, operation_id: str, now: Now,
+              margin: datetime.timedelta) -> bool:
     """Release a step that waits at a breakpoint (``engine.db.hooks``): nobody claims it
-    before ``until`` unless a signal wakes it first (``wake_step``), so it holds no
-    worker and nothing polls it meanwhile. Reaching the breakpoint was progress: its
-    tries start again from none. False if it is no longer ours."""
+    before ``margin`` past its operation's deadline (the deadline read now, a cancel may
+    have moved it) unless a signal wakes it first (``wake_step``), so it holds no worker
+    and nothing polls it meanwhile. Reaching the breakpoint was progress: its tries
+    start again from none. False if it is no longer ours."""
+    deadline = session.scalar(select(Operation.deadline_at).where(Operation.id == operation_id))
+    until = max(deadline or now, now) + margin
     result = session.execute(
         update(Step)
         .where(Step.id == step_id, Step.lease_owner == owner,

@@ -46,11 +46,20 @@ def lock_resource(session: Session, row: Resource) -> None:
 
 def list_signals(session: Session, resource_id: int, generation: int) -> list[Any]:
     """What each signal stored, oldest first."""
-    return list(session.scalars(
-        select(ResourceSignal.details)
-        .where(ResourceSignal.resource_id == resource_id,
-               ResourceSignal.generation == generation)
-        .order_by(ResourceSignal.id)))
+    return [details for _, details in list_signals_after(session, resource_id, generation)]
+
+
+def list_signals_after(session: Session, resource_id: int, generation: int,
+                       after: int | None = None) -> list[tuple[int, Any]]:
+    """(id, what it stored) of each signal, oldest first; only those after the signal
+    ``after`` when given. A resource's signal ids grow in the order their transactions
+    commit: each is inserted under the resource row's lock (:func:`lock_resource`)."""
+    query = (select(ResourceSignal.id, ResourceSignal.details)
+             .where(ResourceSignal.resource_id == resource_id,
+                    ResourceSignal.generation == generation))
+    if after is not None:
+        query = query.where(ResourceSignal.id > after)
+    return [(row.id, row.details) for row in session.execute(query.order_by(ResourceSignal.id))]
 
 
 def add_signal(session: Session, resource_id: int, generation: int, details: Any,
@@ -97,17 +106,36 @@ def delete_signal_tokens(session: Session, resource_id: int, generation: int) ->
                                               SignalToken.generation == generation))
 
 
+def live_generation(row: Resource, generation: int) -> bool:
+    """Whether a token or signal of ``generation`` still belongs to a physical resource
+    of the row: its current one, or the one an update replaced until the replaced one's
+    cleanup ends (a software deployment's ``DELETE`` run waits for its agent's signal
+    then)."""
+    replaced = row.replaced
+    return generation == row.generation or (
+        replaced is not None and generation == replaced.get("generation", 0))
+
+
 def find_signal_token(session: Session, secret: str, *, tenant_id: str, stack_name: str,
                       stack_id: str, resource_name: str) -> str | None:
     """The id of the token with this secret if it was issued for this resource of this live
-    stack, in its current generation (a replaced resource's tokens no longer count)."""
-    found: str | None = session.scalars(
-        select(SignalToken.id)
+    stack, in a :func:`live_generation` of it (the tokens of a replaced resource whose
+    cleanup has ended no longer count)."""
+    found = session.execute(
+        select(SignalToken.id, SignalToken.generation, Resource)
         .join(Resource, Resource.id == SignalToken.resource_id)
         .join(Stack, Stack.id == Resource.stack_id)
         .where(SignalToken.token_hash == _hash(secret),
-               SignalToken.generation == Resource.generation,
                Resource.name == resource_name, Stack.id == stack_id,
                Stack.name == stack_name, Stack.tenant_id == tenant_id,
                Stack.deleted_at.is_(None))).first()
-    return found
+    if found is None or not live_generation(found[2], found[1]):
+        return None
+    token_id: str = found[0]
+    return token_id
+
+
+def token_generation(session: Session, token_id: str) -> int | None:
+    """The generation of the resource the token was issued for; None once revoked."""
+    token = session.get(SignalToken, token_id)
+    return token.generation if token is not None else None

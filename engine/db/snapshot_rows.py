@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import CursorResult, delete, func, select
 from sqlalchemy.orm import Session
 
 from engine.db.models import Operation, Snapshot, Stack
@@ -53,7 +53,14 @@ def count_snapshots(session: Session, stack_id: str) -> int:
 
 
 def delete_snapshot(session: Session, snapshot: Snapshot) -> None:
-    session.delete(snapshot)
+    """A statement, not the ORM's delete: another delete of it (or its stack's) may have
+    taken the row since it was read, and that is a 404 here, not the ORM's StaleDataError."""
+    # Without RETURNING, a DELETE's result is a CursorResult, which carries its rowcount.
+    deleted = cast("CursorResult[Any]", session.execute(
+        delete(Snapshot).where(Snapshot.id == snapshot.id),
+        execution_options={"synchronize_session": False}))
+    if deleted.rowcount != 1:
+        raise SnapshotNotFound(snapshot=snapshot.id)
 
 
 def delete_stack_snapshots(session: Session, stack_id: str) -> None:

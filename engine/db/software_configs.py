@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from engine.clock import isotime
 from engine.db.models import SoftwareConfig, SoftwareDeployment
 from engine.db.paging import keyset_after
 from engine.errors import (
@@ -30,13 +31,6 @@ Now = datetime.datetime
 #: The fields of a deployment an update may change (Heat's ``update_software_deployment``).
 DEPLOYMENT_FIELDS = ("config_id", "input_values", "output_values", "action", "status",
                      "status_reason")
-
-
-def _time(value: Now | None) -> str | None:
-    """Heat's ``isotime``: UTC, to the second, with a ``Z``."""
-    if value is None:
-        return None
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- configs -----------------------------------------------------------------------------
@@ -64,6 +58,25 @@ def get_config(session: Session, tenant_id: str, config_id: str) -> SoftwareConf
     return row
 
 
+def _lock_config(session: Session, tenant_id: str, config_id: str) -> SoftwareConfig | None:
+    """The tenant's config, locked until the transaction ends (PostgreSQL; SQLite's
+    writers are serial already): a delete of it and a deployment naming it come one after
+    the other, so the delete's "no deployment names it" stays true until it commits."""
+    return session.scalars(select(SoftwareConfig)
+                           .where(SoftwareConfig.id == config_id,
+                                  SoftwareConfig.tenant_id == tenant_id)
+                           .with_for_update()
+                           .execution_options(populate_existing=True)).first()
+
+
+def _require_config(session: Session, tenant_id: str, config_id: str) -> None:
+    """Lock the config a deployment is to name, or Heat's 400 (``exception.Invalid``:
+    "Data supplied was not valid: Config with id <id> not found")."""
+    if _lock_config(session, tenant_id, config_id) is None:
+        raise Invalid(reason=f"Data supplied was not valid: Config with id {config_id} "
+                             "not found")
+
+
 def list_configs(session: Session, tenant_id: str | None, limit: int | None,
                  marker: str | None) -> list[SoftwareConfig]:
     """The tenant's (every tenant's for None), oldest first, as Heat pages them (by
@@ -84,25 +97,32 @@ def list_configs(session: Session, tenant_id: str | None, limit: int | None,
 
 
 def count_configs(session: Session, tenant_id: str) -> int:
+    """Every config of the tenant, a stack's and the API's alike (Heat's
+    ``software_config_count_all``)."""
     return int(session.scalar(select(func.count()).select_from(SoftwareConfig)
                               .where(SoftwareConfig.tenant_id == tenant_id)) or 0)
 
 
 def delete_config(session: Session, tenant_id: str, config_id: str) -> None:
-    """Heat's refusals: no such config (404), one a deployment names (409)."""
-    row = get_config(session, tenant_id, config_id)
+    """Heat's refusals: no such config (404), one a deployment names (409). The row is
+    locked first and deleted by a statement: of two deletes at once, the second finds
+    nothing (404), never a stale row."""
+    if _lock_config(session, tenant_id, config_id) is None:
+        raise SoftwareConfigNotFound(id=config_id)
     used = session.scalar(select(SoftwareDeployment.id)
                           .where(SoftwareDeployment.config_id == config_id).limit(1))
     if used is not None:
         raise InvalidRestrictedAction(id=config_id)
-    session.delete(row)
-    session.flush()
+    deleted = session.execute(delete(SoftwareConfig).where(
+        SoftwareConfig.id == config_id, SoftwareConfig.tenant_id == tenant_id))
+    if getattr(deleted, "rowcount", 0) == 0:
+        raise SoftwareConfigNotFound(id=config_id)
 
 
 def config_document(row: SoftwareConfig, *, detail: bool = True) -> dict[str, Any]:
     """Heat's ``format_software_config``: the summary a list shows, or every field."""
     doc: dict[str, Any] = {"id": row.id, "name": row.name, "group": row.group,
-                           "creation_time": _time(row.created_at)}
+                           "creation_time": isotime(row.created_at)}
     if detail:
         body = row.config or {}
         for key in ("config", "inputs", "outputs", "options"):
@@ -117,10 +137,9 @@ def add_deployment(session: Session, tenant_id: str, deployment_id: str, *, conf
                    server_id: str, input_values: Any, action: str | None,
                    status: str | None, status_reason: str | None,
                    now: Now) -> SoftwareDeployment:
-    """A deployment of one of the tenant's configs; another id is Heat's 400 ``Config
-    with id <id> not found`` (``engine.errors.Invalid``)."""
-    if find_config(session, tenant_id, config_id) is None:
-        raise Invalid(reason=f"Config with id {config_id} not found")
+    """A deployment of one of the tenant's configs (locked meanwhile); another id is
+    Heat's 400 (:func:`_require_config`)."""
+    _require_config(session, tenant_id, config_id)
     row = SoftwareDeployment(id=deployment_id, tenant_id=tenant_id, config_id=config_id,
                              server_id=server_id, input_values=input_values,
                              output_values=None, action=action, status=status,
@@ -144,12 +163,23 @@ def get_deployment(session: Session, tenant_id: str, deployment_id: str
     return row
 
 
-def lock_deployment(session: Session, tenant_id: str, deployment_id: str
-                    ) -> SoftwareDeployment:
+def find_locked_deployment(session: Session, tenant_id: str, deployment_id: str
+                           ) -> SoftwareDeployment | None:
     """The deployment, locked until the transaction ends (PostgreSQL; SQLite's writers
     are serial already): an agent's update and the worker's never interleave."""
-    row = get_deployment(session, tenant_id, deployment_id)
-    session.refresh(row, with_for_update=True)
+    return session.scalars(select(SoftwareDeployment)
+                           .where(SoftwareDeployment.id == deployment_id,
+                                  SoftwareDeployment.tenant_id == tenant_id)
+                           .with_for_update()
+                           .execution_options(populate_existing=True)).first()
+
+
+def lock_deployment(session: Session, tenant_id: str, deployment_id: str
+                    ) -> SoftwareDeployment:
+    """:func:`find_locked_deployment`, or Heat's 404."""
+    row = find_locked_deployment(session, tenant_id, deployment_id)
+    if row is None:
+        raise SoftwareDeploymentNotFound(id=deployment_id)
     return row
 
 
@@ -171,10 +201,10 @@ def count_deployments(session: Session, tenant_id: str) -> int:
 def update_deployment(session: Session, row: SoftwareDeployment, changes: dict[str, Any],
                       now: Now) -> SoftwareDeployment:
     """Set the given fields (:data:`DEPLOYMENT_FIELDS`) and ``updated_at``; a new config
-    must be one of the tenant's (Heat's 400 otherwise)."""
+    must be one of the tenant's (locked meanwhile; Heat's 400 otherwise)."""
     config_id = changes.get("config_id")
-    if config_id is not None and find_config(session, row.tenant_id, config_id) is None:
-        raise Invalid(reason=f"Config with id {config_id} not found")
+    if config_id is not None:
+        _require_config(session, row.tenant_id, config_id)
     for key in DEPLOYMENT_FIELDS:
         if key in changes:
             setattr(row, key, changes[key])
@@ -207,7 +237,7 @@ def deployment_document(row: SoftwareDeployment) -> dict[str, Any]:
         "id": row.id, "server_id": row.server_id, "input_values": row.input_values,
         "output_values": row.output_values, "action": row.action, "status": row.status,
         "status_reason": row.status_reason, "config_id": row.config_id,
-        "creation_time": _time(row.created_at)}
+        "creation_time": isotime(row.created_at)}
     if row.updated_at is not None:
-        doc["updated_time"] = _time(row.updated_at)
+        doc["updated_time"] = isotime(row.updated_at)
     return doc

@@ -13,7 +13,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from engine.db.models import Operation, Resource, Stack
-from engine.vocabulary import Action
+from engine.vocabulary import UPDATE_LIKE, Action
 
 
 def live_child_stack(session: Session, owner_id: str, resource_name: str) -> Stack | None:
@@ -82,7 +82,7 @@ class TreeResources:
 
     rows: int  # of every live stack of the tree
     # A stack's resources become rows when its operation plans. For each stack of the
-    # tree whose create or update has not planned yet: the template that operation will
+    # tree whose create or update-like operation has not planned yet: the template it will
     # plan, and the rows the stack has now.
     unplanned: list[tuple[Any, int]]
 
@@ -112,13 +112,18 @@ def tree_resources(session: Session, stack_id: str, *, lock: bool = False) -> Tr
     unplanned: list[tuple[Any, int]] = []
     for operation in session.scalars(select(Operation).where(
             Operation.stack_id.in_(members), Operation.finished_at.is_(None),
-            Operation.action.in_((Action.CREATE, Action.UPDATE, Action.RESTORE)))):
+            Operation.action.in_((Action.CREATE, *UPDATE_LIKE)))):
         payload = operation.payload or {}
         if payload.get("planned"):
             continue
-        target = payload.get("target")
-        template = (target.get("template") if target else None) \
-            if operation.action in (Action.UPDATE, Action.RESTORE) else session.scalar(
-                select(Stack.template).where(Stack.id == operation.stack_id))
+        template: Any
+        if operation.action in UPDATE_LIKE:
+            target = payload.get("target")
+            if not target:
+                continue  # a create's rollback: it only deletes
+            template = target.get("template")
+        else:
+            template = session.scalar(select(Stack.template)
+                                      .where(Stack.id == operation.stack_id))
         unplanned.append((template, rows.get(operation.stack_id, 0)))
     return TreeResources(rows=sum(rows.values()), unplanned=unplanned)

@@ -25,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, defer
 
+from engine.db import hooks
 from engine.db.base import table
 from engine.db.models import Operation, Step, StepDependency
 from engine.db.wakeup import work_written
@@ -150,20 +151,52 @@ def complete_steps(session: Session, operation_id: str, step_ids: Collection[int
     return Closing(closed, ready)
 
 
-def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str) -> bool:
-    """Mark ``step`` failed; steps not yet started will never run."""
+class Failed(NamedTuple):
+    """A step failed (:func:`fail_step`): the resources whose waits at a breakpoint
+    ended with it."""
+
+    unwaited: list[str]
+
+
+def fail_step(session: Session, step: Step, owner: str, now: Now, reason: str
+              ) -> Failed | None:
+    """Mark ``step`` failed (None if it is no longer ours): steps not yet started will
+    never run, and those parked at a breakpoint wait no more, as Heat ends a wait when a
+    sibling fails. A step past its action (at a post hook) is closed as complete, one
+    before it cancelled; their resources keep their state."""
     operation = _lock_operation(session, step.operation_id)
     if not _close(session, step, owner, now, StepState.FAILED, reason):
-        return False
+        return None
     if operation.failure_reason is None:
         operation.failure_reason = reason
     cancelled = _rows_updated(session, update(Step)
                               .where(Step.operation_id == step.operation_id,
                                      Step.state.in_((StepState.WAITING, StepState.READY)))
                               .values(state=StepState.CANCELLED, finished_at=now))
-    operation.open_steps -= 1 + cancelled
+    unwaited = _end_parked_waits(session, step.operation_id, now)
+    operation.open_steps -= 1 + cancelled + len(unwaited)
     _finish_operation_if_done(operation)
-    return True
+    return Failed(unwaited)
+
+
+def _end_parked_waits(session: Session, operation_id: str, now: Now) -> list[str]:
+    """Close the operation's steps that wait at a breakpoint and that no worker holds
+    (a step a worker claimed is left to it, as any running step), their hooks
+    forgotten; their resources' names."""
+    waits = hooks.waiting(session, operation_id, unheld=True)
+    closed: dict[int, str] = {}
+    for done in (True, False):
+        ids = [wait.step_id for wait in waits if wait.done == done]
+        if ids:
+            closed.update(session.execute(
+                update(Step)
+                .where(Step.id.in_(ids), Step.lease_owner.is_(None),
+                       Step.state == StepState.RUNNING)
+                .values(state=StepState.COMPLETE if done else StepState.CANCELLED,
+                        finished_at=now, lease_expires_at=None)
+                .returning(Step.id, Step.resource_name), execution_options=UNSYNCED).all())
+    hooks.forget(session, list(closed))
+    return list(closed.values())
 
 
 def cancel_open_steps(session: Session, operation: Operation, now: Now) -> list[str]:

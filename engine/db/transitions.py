@@ -32,6 +32,7 @@ from engine.db.models import (
     OperationPayload,
     Resource,
     Stack,
+    Step,
 )
 from engine.db.wakeup import work_written
 from engine.vocabulary import Action, CancelReason, OperationState, Status, Verdict, stack_action
@@ -43,9 +44,7 @@ def set_resource_state(session: Session, stack: Stack, row: Resource, action: Ac
                        status: Status | str, reason: str, now: datetime.datetime) -> None:
     """Set the resource's action, status and reason and write its event, together."""
     row.action, row.status, row.status_reason, row.updated_at = action, status, reason, now
-    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
-                         physical_resource_id=row.physical_id or "", resource_type=row.type,
-                         action=action, status=status, reason=reason, now=now)
+    event_rows.add_resource_event(session, stack, row, reason, now)
 
 
 class NewState(NamedTuple):
@@ -176,20 +175,31 @@ def stop(operation: Operation, failure_reason: str) -> None:
     operation.state = OperationState.FINISHING
 
 
+def fail_step(session: Session, stack: Stack, step: Step, owner: str, reason: str,
+              now: datetime.datetime, *, waiting_reason: str) -> bool:
+    """Fail ``step`` (``steps.fail_step``; False if it is no longer ours). The steps of
+    its operation parked at a breakpoint wait no more: their resources keep their state,
+    with an event saying so (``waiting_reason``), as Heat's do when a sibling fails."""
+    failed = steps.fail_step(session, step, owner, now, reason)
+    if failed is None:
+        return False
+    for name in failed.unwaited:
+        row = resource_rows.get_resource(session, stack, name)
+        event_rows.add_resource_event(session, stack, row, waiting_reason, now)
+    return True
+
+
 def abort_open_steps(session: Session, operation: Operation, stack: Stack, reason: str,
-                     now: datetime.datetime, *, waiting_reason: str | None = None) -> None:
+                     now: datetime.datetime, *, waiting_reason: str) -> None:
     """Cancel the operation's open steps; the resources they were acting on are FAILED
-    with ``reason``, so none is left IN_PROGRESS under a stack that ended. Given a
-    ``waiting_reason``, those waiting at a breakpoint keep their state (they are not
-    mid-action) with an event saying so, as Heat's do."""
+    with ``reason``, so none is left IN_PROGRESS under a stack that ended. Those waiting
+    at a breakpoint (``hooks.waiting``) keep their state (they are not mid-action) with
+    an event saying so (``waiting_reason``), as Heat's do."""
     waiting = hooks.end_waits(session, operation.id)
     for name in steps.cancel_open_steps(session, operation, now):
         row = resource_rows.get_resource(session, stack, name)
-        if waiting_reason is not None and name in waiting:
-            event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
-                                 physical_resource_id=row.physical_id or "",
-                                 resource_type=row.type, action=row.action,
-                                 status=row.status, reason=waiting_reason, now=now)
+        if name in waiting:
+            event_rows.add_resource_event(session, stack, row, waiting_reason, now)
         else:
             set_resource_state(session, stack, row, row.action, Status.FAILED, reason, now)
 
@@ -357,10 +367,11 @@ def settle(operation: Operation) -> None:
 
 
 def give_up(session: Session, operation: Operation, stack: Stack, aborted: str,
-            reason: str, now: datetime.datetime) -> None:
+            reason: str, now: datetime.datetime, *, waiting_reason: str) -> None:
     """End an operation whose phase kept failing, nothing of that phase run again: its
-    open steps' resources FAILED with ``aborted``, the stack FAILED with ``reason``."""
-    abort_open_steps(session, operation, stack, aborted, now)
+    open steps' resources FAILED with ``aborted`` (those waiting at a breakpoint keep
+    their state, with ``waiting_reason``), the stack FAILED with ``reason``."""
+    abort_open_steps(session, operation, stack, aborted, now, waiting_reason=waiting_reason)
     operation.failure_reason = reason
     conclude(session, operation, stack, Status.FAILED, reason, now)
 

@@ -158,10 +158,8 @@ class StoredIrs:
         """:meth:`if_valid` for a definition read as text: found by a digest of the text,
         so a stack's show neither decodes its template nor pickles it to find the IR it
         had before; decoded (as the ORM decodes it) only the first time."""
-        digest = hashlib.sha256(pickle.dumps(tuple(stored), protocol=5)).hexdigest()
-        with self._lock:
-            key = self._texts.get(digest)
-            cached = self._cache.get(key) if key is not None else None
+        digest = _text_digest(stored)
+        cached = self._built_text(digest)
         if cached is not None:
             return cached
         decoded = _Decoded(stored.id, stored.name, stored.tenant_id,
@@ -176,6 +174,17 @@ class StoredIrs:
             with self._lock:
                 self._texts[digest] = key
         return ir
+
+    def built_stored(self, stored: StoredText) -> ResolvedStack | None:
+        """What :meth:`if_valid_stored` gives when it was built already, else None (not
+        built yet, or it does not validate): a reader holding a pooled connection builds
+        no IR, which for a large template takes a while."""
+        return self._built_text(_text_digest(stored))
+
+    def _built_text(self, digest: str) -> ResolvedStack | None:
+        with self._lock:
+            key = self._texts.get(digest)
+            return self._cache.get(key) if key is not None else None
 
     def _of(self, stack: StoredStack, key: Key | None) -> ResolvedStack:
         if key is not None:
@@ -205,6 +214,10 @@ class StoredIrs:
                                    self._lookup, files=stack.files,
                                    constraints=self._constraints, facade=stack.facade,
                                    environment=stack.environment)
+
+
+def _text_digest(stored: StoredText) -> str:
+    return hashlib.sha256(pickle.dumps(tuple(stored), protocol=5)).hexdigest()
 
 
 def _key(stack: StoredStack) -> Key | None:

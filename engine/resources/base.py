@@ -81,7 +81,8 @@ snapshot's template and parameters; before each resource's update is decided,
 it with (by default the template's, unchanged), as Heat's ``handle_restore`` returns a
 changed definition. It may also set :attr:`data`, which the resource keeps if the
 restore updates or recreates it (a RandomString takes back its value so). It runs while
-the worker prepares the step, inside a transaction: pure, no runtime call, no I/O.
+the worker prepares the step, inside a transaction: pure, no runtime call (its runtime
+refuses every one, as in :meth:`handle_signal`), no I/O.
 
 Observing the backend: check and drift
 --------------------------------------
@@ -184,6 +185,9 @@ class IssuedSignalToken:
     #: The same URL signed: the secret in its query (:data:`SIGNAL_TOKEN_PARAM`), for a
     #: sender that can send no header (Heat's CFN and Swift TempURL signals).
     signed_url: str = dataclasses.field(default="", repr=False)
+    #: Kiln's API for the stack's tenant, ``<API>/v1/<tenant>``, which the URL is under:
+    #: an endpoint a client that takes one (heatclient) sends the signal through.
+    auth_url: str = ""
 
 
 class SoftwareConfigStore(Protocol):
@@ -218,6 +222,14 @@ class SoftwareConfigStore(Protocol):
         """Change the given fields (deployment keys: ``config_id``, ``input_values``,
         ``output_values``, ``action``, ``status``, ``status_reason``); the new document,
         or None when there is no such deployment."""
+
+    def change_deployment(self, deployment_id: str,
+                          change: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+                          ) -> Mapping[str, Any] | None:
+        """Lock the deployment, call ``change`` with its document and apply the changes
+        it returns (none for None), in one transaction: what ``change`` saw is what it
+        changes, whoever else writes the deployment meanwhile (an agent's ``PUT``). The
+        document after, or None when there is no such deployment."""
 
     def delete_deployment(self, deployment_id: str) -> None:
         """Delete it if it exists."""
@@ -286,6 +298,12 @@ class Runtime(Protocol):
         """What this resource's own signals stored (:meth:`Resource.handle_signal`),
         oldest first, read afresh. Only in the worker."""
 
+    def signals_after(self, after: int | None) -> Sequence[tuple[int, Mapping[str, Any]]]:
+        """(number, what it stored) of each of this resource's own signals after the one
+        numbered ``after`` (every one for None), oldest first, read afresh: numbers grow
+        in the order signals arrive, so a type that remembers the last it applied never
+        skips one nor reads one twice. Only in the worker."""
+
     def software_configs(self) -> SoftwareConfigStore:
         """The tenant's software configs and deployments. Only in the worker."""
 
@@ -319,6 +337,10 @@ class Resource:
     check_supported: ClassVar[bool] = False
     #: The actions during which the resource refuses signals (Heat's ``no_signal_actions``).
     no_signal_actions: ClassVar[tuple[str, ...]] = (Action.SUSPEND, Action.DELETE)
+    #: The keys of :attr:`data` whose values are secrets (a signal token): masked,
+    #: wherever they appear, in every view of the resource's data (abandon, export,
+    #: snapshots). The rows keep them; a type adopted from masked data makes new ones.
+    secret_data: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,

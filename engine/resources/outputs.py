@@ -33,11 +33,11 @@ import cachetools
 
 from engine import budget
 from engine.clock import Clock
-from engine.errors import EvaluationTooLong
+from engine.errors import Unavailable
 from engine.ir.model import ResolvedStack
 from engine.resources.base import Resource
 from engine.resources.nested import ChildStackResource
-from engine.resources.read_only import ReadOnlyRuntime
+from engine.resources.read_only import ReadOnlyRuntime, RowFacts, StackFacts
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import hidden_values, redact
 
@@ -52,24 +52,9 @@ class StackOutput(TypedDict):
     output_error: NotRequired[str]  # why it failed, hidden values masked
 
 
-class StackFacts(Protocol):
-    """The stack whose outputs are resolved (a ``Stack`` row, a listed one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def tenant_id(self) -> str: ...
-
-
-class RowFacts(Protocol):
+class OutputRow(RowFacts, Protocol):
     """What an output reads of a resource's row (a ``Resource`` row satisfies it)."""
 
-    @property
-    def id(self) -> int: ...
-    @property
-    def name(self) -> str: ...
     @property
     def type(self) -> str: ...
     @property
@@ -78,22 +63,22 @@ class RowFacts(Protocol):
     def properties(self) -> Any: ...
     @property
     def data(self) -> Mapping[str, Any] | None: ...
-    @property
-    def generation(self) -> int: ...
-
-
-#: A nested stack's outputs by key (values only, a failed one null), as its parent's
-#: resource reads them; None when there is no such stack to read.
-ChildOutputs = Callable[[str], Mapping[str, Any] | None]
 
 
 @dataclasses.dataclass(frozen=True)
 class Resolved:
     outputs: list[StackOutput]
     #: Whether the values may change with nothing stored changing: the evaluation read
-    #: the clock (an attribute that shows after a while), ran out of time (it may not
-    #: next time), or read a nested stack's live outputs (stored elsewhere).
+    #: the clock (an attribute that shows after a while), its own or a nested stack's
+    #: read through it. Not an evaluation that ran out of time: the cache keeps that for
+    #: its age alone, or an output past the budget would cost the whole budget on every
+    #: read (the console polls every 2 s).
     volatile: bool
+
+
+#: A nested stack's outputs (by its id) resolved now, as its parent's resource reads
+#: them; None when there is no such stack to read (the resource keeps its copy).
+ChildOutputs = Callable[[str], Resolved | None]
 
 
 # NOTE: the template functions are imported where outputs are resolved, not
@@ -116,7 +101,7 @@ def output_resources(ir: ResolvedStack, keys: Collection[str] | None = None
 
 # One evaluation: the outputs share one time budget (engine.budget).
 @budget.within_evaluation
-def resolve_outputs(ir: ResolvedStack, stack: StackFacts, rows: Mapping[str, RowFacts],
+def resolve_outputs(ir: ResolvedStack, stack: StackFacts, rows: Mapping[str, OutputRow],
                     registry: ResourceTypeRegistry, clock: Clock, *,
                     keys: Collection[str] | None = None,
                     children: ChildOutputs | None = None) -> Resolved:
@@ -129,7 +114,6 @@ def resolve_outputs(ir: ResolvedStack, stack: StackFacts, rows: Mapping[str, Row
     scope = _StoredRows(ir.parameters, stack, rows, registry, _WatchedClock(clock), children)
     secrets = hidden_values(ir.parameter_schemas, ir.parameters)
     outputs: list[StackOutput] = []
-    ran_out = False
     for name, output in ir.outputs.items():
         if keys is not None and name not in keys:
             continue
@@ -137,11 +121,23 @@ def resolve_outputs(ir: ResolvedStack, stack: StackFacts, rows: Mapping[str, Row
                              "output_value": None}
         try:
             item["output_value"] = _as_json(redact(resolve(output.value, scope), secrets))
+        except Unavailable:
+            raise  # the database failed reading a nested stack: the read fails (503)
         except Exception as exc:  # noqa: BLE001 -- Heat shows a failing output's error
             item["output_error"] = redact(str(exc), secrets)
-            ran_out = ran_out or isinstance(exc, EvaluationTooLong)
         outputs.append(item)
-    return Resolved(outputs, ran_out or scope.clock.read or scope.read_children)
+    return Resolved(outputs, scope.clock.read or scope.volatile_children)
+
+
+def nested_stack_id(type_name: str, physical_id: str | None,
+                    registry: ResourceTypeRegistry) -> str | None:
+    """The id of the nested stack a resource of this type and physical id is (a
+    template resource, ``OS::Heat::Stack``, a group), whose outputs its attributes
+    read; None for any other resource."""
+    cls = registry.for_stored(type_name)
+    if physical_id is None or cls is None or not issubclass(cls, ChildStackResource):
+        return None
+    return physical_id
 
 
 def _as_json(value: Any) -> Any:
@@ -172,10 +168,10 @@ class _StoredRows:
     resource is built once however many outputs read it."""
 
     def __init__(self, parameters: Mapping[str, Any], stack: StackFacts,
-                 rows: Mapping[str, RowFacts], registry: ResourceTypeRegistry,
+                 rows: Mapping[str, OutputRow], registry: ResourceTypeRegistry,
                  clock: _WatchedClock, children: ChildOutputs | None) -> None:
         self.clock = clock
-        self.read_children = False
+        self.volatile_children = False
         self._parameters = parameters
         self._stack = stack
         self._rows = rows
@@ -209,12 +205,12 @@ class _StoredRows:
             return None  # never created: Heat resolves such references to null
         cls = self._registry.get(row.type)  # uninstalled since: that output's error
         data = dict(row.data or {})
-        if (self._children is not None and row.physical_id is not None
-                and issubclass(cls, ChildStackResource)):
-            live = self._children(row.physical_id)
-            self.read_children = True
-            if live is not None:
-                data["outputs"] = dict(live)
+        child = nested_stack_id(row.type, row.physical_id, self._registry)
+        live = None if self._children is None or child is None else self._children(child)
+        if live is not None:
+            # A failed output reads as null, as Heat's StackResource.get_output.
+            data["outputs"] = {o["output_key"]: o["output_value"] for o in live.outputs}
+            self.volatile_children = self.volatile_children or live.volatile
         return cls(name, row.properties, ReadOnlyRuntime(self._stack, row, self.clock),
                    physical_id=row.physical_id, data=data)
 

@@ -17,7 +17,9 @@ from engine.resources.base import (
 )
 
 
-class _StackFacts(Protocol):
+class StackFacts(Protocol):
+    """The stack a resource read belongs to (a ``Stack`` row, a listed one)."""
+
     @property
     def id(self) -> str: ...
     @property
@@ -26,7 +28,9 @@ class _StackFacts(Protocol):
     def tenant_id(self) -> str: ...
 
 
-class _RowFacts(Protocol):
+class RowFacts(Protocol):
+    """The resource row's identity (a ``Resource`` row satisfies it)."""
+
     @property
     def id(self) -> int: ...
     @property
@@ -36,7 +40,7 @@ class _RowFacts(Protocol):
 
 
 class ReadOnlyRuntime:
-    def __init__(self, stack: _StackFacts, row: _RowFacts, clock: Clock) -> None:
+    def __init__(self, stack: StackFacts, row: RowFacts, clock: Clock) -> None:
         self.stack_id = stack.id
         self.stack_name = stack.name
         self.tenant_id = stack.tenant_id
@@ -69,6 +73,9 @@ class ReadOnlyRuntime:
 
     def signals(self) -> Sequence[Mapping[str, Any]]:
         # NOTE: an attribute is answered from the resource's own stored state.
+        raise RuntimeError("a resource tried to read its signals while it was being read")
+
+    def signals_after(self, after: int | None) -> Sequence[tuple[int, Mapping[str, Any]]]:
         raise RuntimeError("a resource tried to read its signals while it was being read")
 
     def software_configs(self) -> SoftwareConfigStore:

@@ -4,7 +4,8 @@ The template, environment and parameters come from the data (request parameters 
 and each resource's physical id and private data ride with the operation to the worker,
 whose ADOPT step records them instead of creating anything. A hidden parameter whose
 value would be the mask the abandon data put in its place is refused: the tenant gives
-it again.
+it again; so is an event sink's secret, unless the request's environment names the
+stack's sinks again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from engine.db.models import OperationPayload
 from engine.errors import BadRequest
+from engine.template.environment import parse_environment
 from engine.template.parameters import MASK
 from engine.template.parse import document
 from engine.template.stored_parameters import hidden_names, stored_values
@@ -30,6 +32,7 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], OperationPay
         if not isinstance(environment.get(section) or {}, Mapping):
             raise BadRequest(reason=f"Invalid adopt data: the environment's {section} must "
                                     "be a map")
+    environment = _with_sinks(environment, body)
     parameters = {**(environment.get("parameters") or {}), **(body.get("parameters") or {})}
     # The values the adopted stack would take, resolved as for any stored stack: a mask
     # from the parameters, the parameter_defaults or a template default alike.
@@ -55,6 +58,24 @@ def adopt_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], OperationPay
                "resource_data": (entry or {}).get("resource_data") or {}}
         for name, entry in resources.items()}}
     return create, payload
+
+
+def _with_sinks(environment: Mapping[str, Any], body: Mapping[str, Any]
+                ) -> Mapping[str, Any]:
+    """The abandon data's environment with the request's ``event_sinks`` in place of its
+    own when the request names some (``openstack stack adopt -e``), as the request's
+    parameters win. The abandon data masks each sink's secret: without sinks of the
+    request's, one masked is refused, naming it, rather than adopted to sign nothing."""
+    given = parse_environment(body.get("environment"))
+    if "event_sinks" in given:
+        return {**environment, "event_sinks": given["event_sinks"]}
+    sinks = environment.get("event_sinks")
+    for index, sink in enumerate(sinks if isinstance(sinks, list) else ()):
+        if isinstance(sink, Mapping) and sink.get("secret") == MASK:
+            raise BadRequest(reason=f"The secret of event_sinks[{index}] is masked in the "
+                                    "abandon data; give the stack's event_sinks again, "
+                                    "with their secrets, in the request's environment")
+    return environment
 
 
 def _parse(raw: Any) -> Mapping[str, Any]:

@@ -40,8 +40,8 @@ class StackLimits:
     # Operations let wait for their first worker before a write is refused
     # (engine.services.backlog); -1: no bound.
     max_pending_operations: int = -1
-    # The URL schemes an event sink's target may use ([event_sinks] allowed_schemes).
-    event_sink_schemes: tuple[str, ...] = event_sinks.SCHEMES
+    # What an event sink may be ([event_sinks] allowed_schemes, max_per_stack).
+    sink_rules: event_sinks.SinkRules = event_sinks.SinkRules()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,8 +83,9 @@ class Proposals:
         hot = load(doc, files)
         environment = request_environment(
             body, {n: schema.type for n, schema in hot.parameters.items()})
-        event_sinks.check_schemes(environment.get("event_sinks") or (),
-                                  self._limits.event_sink_schemes)
+        # The sinks the request brings: an update's stored ones that no longer pass were
+        # dropped by ``update_body`` (``event_sinks.carried``).
+        event_sinks.check_rules(environment.get("event_sinks") or (), self._limits.sink_rules)
         parameters = environment["parameters"]
         ir = build(hot, parameters, pseudo_parameters(stack_id, name, ctx.tenant_id),
                    self._registry.get, require_all=require_parameters,

@@ -11,6 +11,7 @@ signal whose body holds ``unset_hook`` clears a breakpoint instead, whatever the
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -145,24 +146,56 @@ def signal_target(stack: Stack, rows: Sequence[Resource], resource_name: str,
     return row
 
 
+@dataclasses.dataclass(frozen=True)
+class _Physical:
+    """One generation of a resource row: what a signal is delivered to."""
+
+    id: int
+    name: str
+    generation: int
+    type: str
+    properties: Mapping[str, Any]
+    physical_id: str | None
+    data: Mapping[str, Any]
+
+
+def _signalled(session: DbSession, row: Resource, token_id: str | None) -> _Physical:
+    """The physical resource a signal goes to: the row's current one, or the one an
+    update replaced when the signal comes with a token issued for that one while its
+    cleanup runs (a software deployment's ``DELETE`` run waits for its agent then)."""
+    replaced = row.replaced
+    generation = signals.token_generation(session, token_id) if token_id else None
+    if replaced is not None and generation is not None and generation != row.generation \
+            and generation == replaced.get("generation", 0):
+        return _Physical(row.id, row.name, generation, replaced["type"],
+                         replaced.get("properties") or {}, replaced.get("physical_id"),
+                         replaced.get("data") or {})
+    return _Physical(row.id, row.name, row.generation, row.type, row.properties or {},
+                     row.physical_id, row.data or {})
+
+
 def deliver_signal(session: DbSession, stack: Stack, row: Resource,
                    details: Mapping[str, Any] | None, registry: ResourceTypeRegistry,
-                   clock: Clock) -> None:
+                   clock: Clock, token_id: str | None = None) -> None:
     """Let the resource's type accept ``details`` (400 ``signal is not supported for
-    resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event."""
-    cls = registry.for_stored(row.type)
+    resource.`` by default) and store what it makes of it, with a ``SIGNAL`` event.
+    ``token_id``: the signal token that sent it, which tells which generation of the
+    resource it is for (:func:`_signalled`)."""
+    signals.lock_resource(session, row)  # signals to one resource, one at a time
+    target = _signalled(session, row, token_id)
+    cls = registry.for_stored(target.type)
     if cls is None:  # the type was uninstalled: it takes nothing
         raise ResourceActionNotSupported(action="signal")
-    signals.lock_resource(session, row)  # signals to one resource, one at a time
-    instance = cls(row.name, row.properties or {}, ReadOnlyRuntime(stack, row, clock),
-                   physical_id=row.physical_id, data=dict(row.data or {}))
+    instance = cls(target.name, target.properties, ReadOnlyRuntime(stack, target, clock),
+                   physical_id=target.physical_id, data=dict(target.data))
     accepted: Signal = instance.handle_signal(details, signals.list_signals(
-        session, row.id, row.generation))
+        session, target.id, target.generation))
     now = clock()
-    signals.add_signal(session, row.id, row.generation, dict(accepted.stored), now)
+    signals.add_signal(session, target.id, target.generation, dict(accepted.stored), now)
     event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
-                         physical_resource_id=row.physical_id or "", resource_type=row.type,
-                         action=Action.SIGNAL, status=row.status,
+                         physical_resource_id=target.physical_id or "",
+                         resource_type=target.type, action=Action.SIGNAL,
+                         status=row.status,
                          reason=reasons.signal_taken(accepted.summary, details), now=now)
 
 
@@ -209,10 +242,7 @@ def unset_hook(session: DbSession, stack: Stack, rows: Sequence[Resource],
             message=f'The "{hook}" hook is not defined on {_described(stack, row, cls)}')
     now = clock()
     waiting.cleared_at = now
-    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
-                         physical_resource_id=row.physical_id or "", resource_type=row.type,
-                         action=row.action, status=row.status,
-                         reason=reasons.hook_cleared(str(hook)), now=now)
+    event_rows.add_resource_event(session, stack, row, reasons.hook_cleared(str(hook)), now)
     wake_step(session, waiting.step_id)
 
 

@@ -27,6 +27,7 @@ from engine.errors import (
     NotSupported,
     RequestLimitExceeded,
 )
+from engine.resources.abandon_data import shown
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services.backlog import Backlog
 from engine.services.operation_start import start_operation
@@ -35,12 +36,6 @@ from engine.services.records import SnapshotRecord
 from engine.services.stack_writes import definition
 from engine.services.update_preview import stored_request
 from engine.services.update_requests import update_body
-from engine.template.parameters import redact
-from engine.template.stored_parameters import (
-    masked_environment,
-    masked_template,
-    stored_hidden_values,
-)
 from engine.vocabulary import Action, Status
 
 #: Heat's column: a longer name is refused rather than cut.
@@ -56,6 +51,7 @@ class StackSnapshots:
         snapshot or restore is checked against, as every write that queues an
         operation; None: no bound."""
         self._db = db
+        self._registry = registry
         self._clock = clock
         self._limits = limits
         self._max_per_stack = max_per_stack
@@ -88,20 +84,20 @@ class StackSnapshots:
                                 {"snapshot": {"id": snapshot_id}})
                 snapshot = snapshot_rows.add_snapshot(session, stack, snapshot_name, now,
                                                       snapshot_id)
-                return snapshot_record(snapshot)
+                return self._record(snapshot)
         raise AssertionError("unreachable: retrying() raises after its last attempt")
 
     def list_snapshots(self, ctx: RequestContext, name: str, stack_id: str
                        ) -> Sequence[SnapshotRecord]:
         with self._db.read() as session:
             stack = _live_stack(session, ctx, name, stack_id)
-            return [snapshot_record(s) for s in snapshot_rows.list_snapshots(session, stack.id)]
+            return [self._record(s) for s in snapshot_rows.list_snapshots(session, stack.id)]
 
     def show(self, ctx: RequestContext, name: str, stack_id: str, snapshot_id: str
              ) -> SnapshotRecord:
         with self._db.read() as session:
             stack = _live_stack(session, ctx, name, stack_id)
-            return snapshot_record(
+            return self._record(
                 snapshot_rows.get_snapshot(session, ctx.tenant_id, stack, snapshot_id))
 
     def delete(self, ctx: RequestContext, name: str, stack_id: str, snapshot_id: str) -> None:
@@ -148,28 +144,14 @@ class StackSnapshots:
                                 self._limits.default_timeout_seconds, payload,
                                 timeout_seconds=new.timeout_seconds)
 
-
-def snapshot_record(snapshot: Snapshot) -> SnapshotRecord:
-    return SnapshotRecord(id=snapshot.id, name=snapshot.name, status=snapshot.status,
-                          status_reason=snapshot.status_reason, data=shown_data(snapshot.data),
-                          created_at=snapshot.created_at)
-
-
-def shown_data(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A snapshot's data as every view shows it: hidden parameter values masked, as in
-    abandon data, wherever they were given (the restore takes them from the row)."""
-    if data is None:
-        return None
-    template = data.get("template")
-    environment = data.get("environment")
-    environment = dict(environment) if isinstance(environment, Mapping) else {}
-    parameters = environment.get("parameters")
-    secrets = stored_hidden_values(template, parameters if isinstance(parameters, Mapping)
-                                   else {}, environment)
-    shown = {**data, "template": masked_template(template),
-             "environment": masked_environment(template, environment)}
-    redacted: dict[str, Any] = redact(shown, secrets)
-    return redacted
+    def _record(self, snapshot: Snapshot) -> SnapshotRecord:
+        """The snapshot as every view shows it: its data masked as abandon data is (the
+        restore takes the hidden values from the row)."""
+        data = snapshot.data
+        return SnapshotRecord(id=snapshot.id, name=snapshot.name, status=snapshot.status,
+                              status_reason=snapshot.status_reason,
+                              data=shown(data, self._registry) if data is not None else None,
+                              created_at=snapshot.created_at)
 
 
 def _snapshot_name(body: Any) -> str | None:

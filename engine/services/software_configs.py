@@ -21,8 +21,9 @@ from engine.errors import BadRequest, OperatorViewForbidden, RequestLimitExceede
 from engine.schema import config_io_records
 
 #: Heat's ``max_software_configs_per_tenant`` and ``max_software_deployments_per_tenant``
-#: defaults; only the API's creates count against them (a stack's resources are bounded
-#: by the stack limits already).
+#: defaults. As in Heat every row of the tenant counts (a stack's too) and an admin is
+#: never refused; unlike Heat, a stack's resources are not refused either (the stack
+#: limits bound them).
 MAX_CONFIGS_PER_TENANT = 4096
 MAX_DEPLOYMENTS_PER_TENANT = 4096
 #: The longest text a name, group, server id, action or status may be (their columns').
@@ -71,11 +72,11 @@ class SoftwareConfigs:
         stored = {"inputs": inputs, "outputs": outputs, "options": options,
                   "config": body.get("config")}
         with self._db.transaction() as session:
-            if rows.count_configs(session, ctx.tenant_id) >= MAX_CONFIGS_PER_TENANT:
+            if not ctx.is_admin and rows.count_configs(session, ctx.tenant_id) \
+                    >= MAX_CONFIGS_PER_TENANT:
                 raise RequestLimitExceeded(
                     reason=f"You have reached the maximum software configs per tenant, "
-                           f"{MAX_CONFIGS_PER_TENANT}. Please delete some software "
-                           "configs.")
+                           f"{MAX_CONFIGS_PER_TENANT}. Please delete some configs.")
             row = rows.add_config(session, ctx.tenant_id, str(uuid.uuid4()), name=name,
                                   group=group, body=stored, now=self._clock())
             return rows.config_document(row)
@@ -117,11 +118,11 @@ class SoftwareConfigs:
         fields = _deployment_fields(body, ("input_values", "action", "status",
                                            "status_reason"))
         with self._db.transaction() as session:
-            if rows.count_deployments(session, ctx.tenant_id) >= MAX_DEPLOYMENTS_PER_TENANT:
+            if not ctx.is_admin and rows.count_deployments(session, ctx.tenant_id) \
+                    >= MAX_DEPLOYMENTS_PER_TENANT:
                 raise RequestLimitExceeded(
                     reason=f"You have reached the maximum software deployments per tenant, "
-                           f"{MAX_DEPLOYMENTS_PER_TENANT}. Please delete some software "
-                           "deployments.")
+                           f"{MAX_DEPLOYMENTS_PER_TENANT}. Please delete some deployments.")
             row = rows.add_deployment(
                 session, ctx.tenant_id, str(uuid.uuid4()), config_id=config_id,
                 server_id=server_id, input_values=fields.get("input_values"),
@@ -145,7 +146,7 @@ class SoftwareConfigs:
 
     def delete_deployment(self, ctx: RequestContext, deployment_id: str) -> None:
         with self._db.transaction() as session:
-            rows.get_deployment(session, ctx.tenant_id, deployment_id)
+            rows.lock_deployment(session, ctx.tenant_id, deployment_id)
             rows.delete_deployment(session, ctx.tenant_id, deployment_id)
 
 

@@ -14,17 +14,12 @@ from typing import Any
 from engine.clock import Clock
 from engine.context import RequestContext
 from engine.db import resource_rows, stack_rows, transitions
-from engine.db.models import Stack
 from engine.db.session import Database, DbSession
 from engine.errors import BadRequest, EntityNotFound
+from engine.resources.abandon_data import layout, shown
+from engine.resources.registry import ResourceTypeRegistry
 from engine.services.backlog import Backlog
 from engine.services.operation_start import start_operation
-from engine.template.parameters import redact
-from engine.template.stored_parameters import (
-    masked_environment,
-    masked_template,
-    stored_hidden_values,
-)
 from engine.vocabulary import Action, CancelReason, Status
 
 RUNS = {"suspend": Action.SUSPEND, "resume": Action.RESUME, "check": Action.CHECK}
@@ -33,10 +28,13 @@ CANCELS = (CancelReason.CANCEL_UPDATE, CancelReason.CANCEL_WITHOUT_ROLLBACK)
 
 class StackActions:
     def __init__(self, db: Database, clock: Clock, default_timeout_seconds: int, *,
-                 backlog: Backlog | None = None) -> None:
+                 backlog: Backlog | None = None,
+                 registry: ResourceTypeRegistry | None = None) -> None:
         """``backlog``: the bound an action that queues an operation is checked against;
-        None: no bound."""
+        None: no bound. ``registry``: the types, whose secret data abandon and export
+        mask; None: no type's (only for callers that neither abandon nor export)."""
         self._db = db
+        self._registry = registry or ResourceTypeRegistry({})
         self._clock = clock
         self._default_timeout = default_timeout_seconds
         self._backlog = backlog or Backlog(db, clock, -1)
@@ -90,33 +88,9 @@ class StackActions:
         stack = stack_rows.get_stack(session, ctx.tenant_id, name, stack_id)
         if stack.deleted_at is not None:
             raise EntityNotFound(entity="Stack", name=name)
-        return abandon_data(stack, resource_rows.list_resources(session, stack.id))
-
-
-def abandon_data(stack: Stack, rows: Any) -> dict[str, Any]:
-    """Heat's abandon layout. Hidden parameter values are masked, as in every output,
-    wherever they were given (parameters, the environment's parameter_defaults or the
-    template's default, the last by name: a default a given value overrides too): an
-    adopt must give them again (see ``engine.services.adopt``)."""
-    template = stack.template if isinstance(stack.template, Mapping) else {}
-    secrets = stored_hidden_values(template, stack.parameters, stack.environment)
-    environment = masked_environment(template, {**(stack.environment or {}),
-                                                "parameters": dict(stack.parameters or {})})
-    raw_resources = template.get("resources") or {}
-    resources = {
-        row.name: {"name": row.name, "type": row.type, "action": row.action,
-                   "status": row.status, "resource_id": row.physical_id,
-                   "resource_data": dict(row.data or {}),
-                   "metadata": (raw_resources.get(row.name) or {}).get("metadata") or {}}
-        for row in rows}
-    data = {"name": stack.name, "id": stack.id, "action": stack.action,
-            "status": stack.status, "template": masked_template(template),
-            "environment": environment,
-            "files": stack.files or {}, "project_id": stack.tenant_id,
-            "stack_user_project_id": stack.tenant_id, "tags": list(stack.tags or []),
-            "resources": resources}
-    redacted: dict[str, Any] = redact(data, secrets)
-    return redacted
+        # Heat's abandon layout, masked as every view of it is (``abandon_data.shown``).
+        return shown(layout(stack, resource_rows.list_resources(session, stack.id),
+                            stack.status), self._registry)
 
 
 def _one_action(body: Any) -> str:

@@ -41,17 +41,15 @@ from engine.services.proposals import Proposal, Proposals, StackLimits, stack_na
 from engine.services.records import StackRecord, stack_record
 from engine.services.stack_lookup import named_stack
 from engine.services.update_requests import check_immutable, update_body
-from engine.template import event_sinks
 from engine.template.environment import Environment
 from engine.template.functions import Deferred, resolve
 from engine.template.parameters import (
     MASK,
     ParameterSchema,
     hidden_values,
-    masked,
     redact,
 )
-from engine.template.stored_parameters import stored_hidden_values
+from engine.template.stored_parameters import masked_environment, stored_hidden_values
 from engine.vocabulary import Action, Change
 
 # The id and, in validate, the name of a stack that does not exist: what Heat's preview
@@ -111,6 +109,7 @@ class StackDryRuns:
         self._irs = irs
         self._lifecycle = lifecycle
         self._proposals = Proposals(registry, limits, clock)
+        self._sink_rules = limits.sink_rules
         self._nested = NestedPreviews(registry, clock, _known_properties)
 
     def preview(self, ctx: RequestContext, body: Mapping[str, Any]) -> StackPreview:
@@ -262,15 +261,15 @@ class StackDryRuns:
         proposal = self._proposals.propose(ctx, body, NO_ID, NO_ID, require_parameters=False)
         ir, stack = proposal.ir, proposal.stack
         schemas = ir.parameter_schemas
-        given = masked(schemas, stack.parameters)
         shown = [dataclasses.replace(s, default=MASK) if s.hidden and s.default is not None
                  else s
                  for s in schemas.values()]
         groups = stack.template.get("parameter_groups")
-        environment = Environment.from_dict(stack.environment).as_dict()
-        environment["parameters"] = given
-        environment["parameter_defaults"] = masked(schemas, environment["parameter_defaults"])
-        environment["event_sinks"] = event_sinks.masked(environment["event_sinks"])
+        # The one masking of every view of an environment (hidden parameters by name,
+        # sinks' secrets); the proposal's parameters are its environment's.
+        environment = masked_environment(
+            stack.template, Environment.from_dict(stack.environment).as_dict())
+        given = environment["parameters"]
         return TemplateValidation(
             description=ir.description or "No description", parameters=shown, values=given,
             parameter_groups=groups if isinstance(groups, list) else None,
@@ -292,7 +291,8 @@ class StackDryRuns:
             lineage = stack_trees.lineage(session, stack)
         stack_requests.check_body(body)
         new = self._proposals.propose(
-            ctx, update_body(update_preview.stored_request(stack), body, patch=patch),
+            ctx, update_body(update_preview.stored_request(stack), body, patch=patch,
+                             sink_rules=self._sink_rules),
             stack.name, stack.id)
         stored_ir = self._irs.if_valid(stack)
         check_immutable(stored_ir, new.ir)

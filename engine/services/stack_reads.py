@@ -7,11 +7,12 @@ their values, from the stored resources (specs/live-outputs.rst)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import pickle
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from engine.budget import MAX_NESTED_DEPTH
 from engine.clock import Clock
@@ -20,10 +21,17 @@ from engine.db import resource_rows, stack_list, stack_rows
 from engine.db.resource_rows import RowText
 from engine.db.session import Database, DbLookups
 from engine.db.stack_list import ListedStack
+from engine.db.stack_rows import ShownStack
 from engine.errors import EntityNotFound, OutputNotFound
 from engine.ir.model import ResolvedStack
 from engine.ir.stored import StoredIrs
-from engine.resources.outputs import OutputCache, StackOutput, resolve_outputs
+from engine.resources.outputs import (
+    OutputCache,
+    Resolved,
+    StackOutput,
+    nested_stack_id,
+    resolve_outputs,
+)
 from engine.resources.registry import ResourceTypeRegistry
 from engine.services import listing
 from engine.services.records import StackRecord, stack_record
@@ -31,6 +39,8 @@ from engine.services.stack_lookup import named_stack, shown_stack, stack_by_name
 from engine.template.environment import Environment
 from engine.template.rendering import RenderedTemplate, Renderings
 from engine.template.stored_parameters import masked_environment, masked_template
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,15 +107,16 @@ class StackReads:
         (``Database.lookups``): the columns, and the definition as text, by whose digest
         the stack's IR (its parameters' schemas) is found without decoding the template
         once it was built; then, for the outputs, the rows they read."""
-        read = None
-        with self._db.lookups() as reads:
-            shown = shown_stack(reads, ctx, name, stack_id)
-            ir = self._irs.if_valid_stored(shown.definition)
-            if with_outputs and not shown.stack.deleted_at:
-                # On the same connection: checking one out costs as much as the read.
-                read = self._read_outputs(reads, shown.stack, ir)
-        outputs = None if read is None else self._resolved(read)
-        return stack_record(ir, shown.stack, outputs=outputs)
+        def read(reads: DbLookups, shown: ShownStack, ir: ResolvedStack | None
+                 ) -> tuple[ShownStack, ResolvedStack | None, _OutputsRead | None]:
+            if not with_outputs or shown.stack.deleted_at:
+                return shown, ir, None
+            return shown, ir, self._read_outputs(reads, shown.stack, ir)
+
+        shown, ir, outputs = self._on_ir(
+            lambda reads: shown_stack(reads, ctx, name, stack_id), read)
+        return stack_record(ir, shown.stack, outputs=(
+            None if outputs is None else self._resolved(self._with_children(outputs)).outputs))
 
     def list_stacks(self, ctx: RequestContext, query: StackQuery) -> StackPage:
         """One page of the tenant's stacks (every tenant's with ``all_tenants``): the
@@ -164,92 +175,158 @@ class StackReads:
                      ) -> list[dict[str, str]]:
         """Each output's key and description, none resolved (Heat's ``list_outputs``);
         a deleted stack is not found, as in Heat."""
-        with self._db.lookups() as reads:
-            stack, ir = self._live_stack(reads, ctx, name, stack_id)
-            if ir is None:
-                return [{"output_key": o["output_key"], "description": o["description"]}
-                        for o in stack_rows.stored_outputs(reads, stack.id)]
-        return [{"output_key": key, "description": output.description}
-                for key, output in ir.outputs.items()]
+        def read(reads: DbLookups, shown: ShownStack, ir: ResolvedStack | None
+                 ) -> list[dict[str, str]]:
+            if ir is not None:
+                return [{"output_key": key, "description": output.description}
+                        for key, output in ir.outputs.items()]
+            return [{"output_key": o["output_key"], "description": o["description"]}
+                    for o in stack_rows.stored_outputs(reads, shown.stack.id)]
+
+        return self._on_ir(lambda reads: self._live_stack(reads, ctx, name, stack_id), read)
 
     def get_output(self, ctx: RequestContext, name: str, stack_id: str, key: str
                    ) -> StackOutput:
         """One output resolved now, alone (Heat's ``show_output``)."""
-        with self._db.lookups() as reads:
-            stack, ir = self._live_stack(reads, ctx, name, stack_id)
+        def read(reads: DbLookups, shown: ShownStack, ir: ResolvedStack | None
+                 ) -> _OutputsRead:
             if ir is not None and key not in ir.outputs:
                 raise OutputNotFound(key=key)
-            read = self._read_outputs(reads, stack, ir, key)
-        for output in self._resolved(read):
+            return self._read_outputs(reads, shown.stack, ir, key)
+
+        outputs = self._on_ir(lambda reads: self._live_stack(reads, ctx, name, stack_id), read)
+        for output in self._resolved(self._with_children(outputs)).outputs:
             if output["output_key"] == key:
                 return output
         raise OutputNotFound(key=key)
 
     def _live_stack(self, reads: DbLookups, ctx: RequestContext, name: str, stack_id: str
-                    ) -> tuple[ListedStack, ResolvedStack | None]:
+                    ) -> ShownStack:
         shown = shown_stack(reads, ctx, name, stack_id)
         if shown.stack.deleted_at is not None:
             raise EntityNotFound(entity="Stack", name=name)
-        return shown.stack, self._irs.if_valid_stored(shown.definition)
+        return shown
+
+    def _on_ir(self, find: Callable[[DbLookups], ShownStack],
+               then: Callable[[DbLookups, ShownStack, ResolvedStack | None], T]) -> T:
+        """``then`` of the stack ``find`` reads and its IR, on the connection it was read
+        on (checking one out costs as much as a read) when the IR was built already; else
+        the IR is built with no pooled connection held (a large template takes a while)
+        and ``then`` runs on another."""
+        with self._db.lookups() as reads:
+            shown = find(reads)
+            ir = self._irs.built_stored(shown.definition)
+            if ir is not None:
+                return then(reads, shown, ir)
+        ir = self._irs.if_valid_stored(shown.definition)
+        with self._db.lookups() as reads:
+            return then(reads, shown, ir)
 
     def _read_outputs(self, reads: DbLookups, stack: ListedStack, ir: ResolvedStack | None,
-                      key: str | None = None) -> _OutputsRead:
+                      key: str | None = None, depth: int = 0) -> _OutputsRead:
         """What resolving the stack's outputs (``key``'s alone when given) reads: the
         rows they name, or, for a stack whose template no longer builds (a type
         uninstalled since), the outputs its last operation stored."""
         if ir is None:
-            return _OutputsRead(stack, ir, key, [], stack_rows.stored_outputs(reads, stack.id))
+            return _OutputsRead(stack, ir, key, [], stack_rows.stored_outputs(reads, stack.id),
+                                depth)
         names = self._outputs.resources(ir, key) if ir.outputs else ()
         rows = resource_rows.rows_as_text(reads, stack.id, names) if names else []
-        return _OutputsRead(stack, ir, key, rows, [])
+        return _OutputsRead(stack, ir, key, rows, [], depth)
 
-    def _resolved(self, read: _OutputsRead, depth: int = 0) -> list[StackOutput]:
-        """The outputs resolved from what was read, or found in the cache by a digest of
-        it; the stored ones when the template no longer builds."""
-        stack, ir, key, rows = read.stack, read.ir, read.key, read.rows
+    def _with_children(self, root: _OutputsRead) -> _OutputsRead:
+        """``root`` with the nested stacks its rows are read too, and theirs, down to
+        ``MAX_NESTED_DEPTH`` levels (as Heat's nested-stack resources read their child's
+        show): a level's on one pooled connection, an IR not built yet built with none
+        held and its rows read on another."""
+        level = [root]
+        while level:
+            wanted = [(read, child) for read in level if read.depth < MAX_NESTED_DEPTH
+                      for child in read.nested_ids(self._registry)]
+            level, cold = [], []
+            if not wanted:
+                break
+            with self._db.lookups() as reads:
+                for parent, child_id in wanted:
+                    shown = stack_rows.shown_stack_by_id(reads, parent.stack.tenant_id,
+                                                         child_id)
+                    if shown is None or shown.stack.deleted_at is not None:
+                        parent.children[child_id] = None  # gone: its resource's copy
+                        continue
+                    ir = self._irs.built_stored(shown.definition)
+                    if ir is None:
+                        cold.append((parent, child_id, shown))
+                        continue
+                    child = self._read_outputs(reads, shown.stack, ir, depth=parent.depth + 1)
+                    parent.children[child_id] = child
+                    level.append(child)
+            if cold:
+                built = [self._irs.if_valid_stored(shown.definition) for _, _, shown in cold]
+                with self._db.lookups() as reads:
+                    for (parent, child_id, shown), ir in zip(cold, built, strict=True):
+                        child = self._read_outputs(reads, shown.stack, ir,
+                                                   depth=parent.depth + 1)
+                        parent.children[child_id] = child
+                        level.append(child)
+        return root
+
+    def _resolved(self, read: _OutputsRead) -> Resolved:
+        """The outputs resolved from what was read, or found in the cache by its digest;
+        the stored ones when the template no longer builds."""
+        stack, ir = read.stack, read.ir
         if ir is None:
-            return [_stored_output(o) for o in read.stored]
+            return Resolved([_stored_output(o) for o in read.stored], volatile=False)
         if not ir.outputs:
-            return []
-        digest = hashlib.sha256(pickle.dumps((key, rows), protocol=5)).hexdigest()
-        cached = self._outputs.get(stack.id, ir, digest)
+            return Resolved([], volatile=False)
+        cached = self._outputs.get(stack.id, ir, read.digest)
         if cached is not None:
-            return cached
+            return Resolved(cached, volatile=False)
         resolved = resolve_outputs(
-            ir, stack, {row.name: _decoded(row) for row in rows}, self._registry,
-            self._clock, keys=None if key is None else (key,),
-            children=(lambda child: self._child_outputs(stack.tenant_id, child, depth + 1)))
-        self._outputs.put(stack.id, ir, digest, resolved)
-        return resolved.outputs
+            ir, stack, {row.name: _decoded(row) for row in read.rows}, self._registry,
+            self._clock, keys=None if read.key is None else (read.key,),
+            children=lambda child_id: self._child(read, child_id))
+        self._outputs.put(stack.id, ir, read.digest, resolved)
+        return resolved
 
-    def _child_outputs(self, tenant_id: str, stack_id: str, depth: int
-                       ) -> dict[str, Any] | None:
-        """A nested stack's outputs resolved now, for its parent's resource to read (as
-        Heat's nested-stack resources read their child's show); None past the deepest
-        nesting there can be, or when the child is gone."""
-        if depth > MAX_NESTED_DEPTH:
-            return None
-        with self._db.lookups() as reads:
-            shown = stack_rows.shown_stack_by_id(reads, tenant_id, stack_id)
-            if shown is None or shown.stack.deleted_at is not None:
-                return None
-            read = self._read_outputs(reads, shown.stack,
-                                      self._irs.if_valid_stored(shown.definition))
-        return {o["output_key"]: o["output_value"] for o in self._resolved(read, depth)}
+    def _child(self, read: _OutputsRead, child_id: str) -> Resolved | None:
+        """A nested stack's outputs, for its parent's resource to read; None when it is
+        gone or past the deepest nesting there can be (the resource keeps its copy)."""
+        child = read.children.get(child_id)
+        return None if child is None else self._resolved(child)
 
 
-class _OutputsRead(NamedTuple):
-    """What one read of a stack's outputs found (``StackReads._read_outputs``)."""
+@dataclasses.dataclass(eq=False)
+class _OutputsRead:
+    """What one read of a stack's outputs found (``StackReads._read_outputs``), and of
+    the nested stacks they read (``StackReads._with_children``)."""
 
     stack: ListedStack
     ir: ResolvedStack | None
     key: str | None  # the one output asked for; None: all of them
     rows: list[RowText]
     stored: list[dict[str, Any]]  # the outputs last stored, when there is no IR
+    depth: int  # 0 for the stack shown, 1 for its nested stacks, and so on
+    #: The nested stacks the rows are, by id, as read (None: gone); one not read (past
+    #: the depth) is absent.
+    children: dict[str, _OutputsRead | None] = dataclasses.field(default_factory=dict)
+
+    def nested_ids(self, registry: ResourceTypeRegistry) -> list[str]:
+        found = (nested_stack_id(row.type, row.physical_id, registry) for row in self.rows)
+        return [child for child in found if child is not None]
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """What the outputs are resolved from, by which the cache finds them: the key
+        asked for, the rows, and the nested stacks' own digests (their rows are stored
+        elsewhere). Computed once the children were read."""
+        children = sorted((child_id, None if child is None else child.digest)
+                          for child_id, child in self.children.items())
+        return hashlib.sha256(pickle.dumps((self.key, self.rows, self.stored, children),
+                                           protocol=5)).hexdigest()
 
 
 class _Row(NamedTuple):
-    """A resource row decoded, as ``engine.resources.outputs.RowFacts``."""
+    """A resource row decoded, as ``engine.resources.outputs.OutputRow``."""
 
     id: int
     name: str

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.clock import Clock
-from engine.context import RequestContext
+from engine.context import SIGNAL_ROLE, RequestContext
 from engine.db import resource_rows, stack_rows, stack_trees
 from engine.db.models import Resource, Stack
 from engine.db.session import Database
@@ -157,8 +157,9 @@ class StackResources:
                                              self._registry, self._clock)
                 return
             row = resource_requests.signal_target(stack, rows, resource, self._registry)
-            resource_requests.deliver_signal(session, stack, row, details, self._registry,
-                                             self._clock)
+            resource_requests.deliver_signal(
+                session, stack, row, details, self._registry, self._clock,
+                token_id=ctx.username if ctx.role == SIGNAL_ROLE else None)
 
 
 def _resource_records(rows: list[Resource], ir: ResolvedStack | None,

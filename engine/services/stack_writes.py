@@ -108,8 +108,10 @@ class StackWrites:
                 if judged is not None and judged.stored == stored:
                     new = judged.new  # the stack is as the door saw it: no second build
                 else:
-                    new = self._proposals.propose(ctx, update_body(stored, body, patch=patch),
-                                                  stack.name, stack.id)
+                    new = self._proposals.propose(
+                        ctx, update_body(stored, body, patch=patch,
+                                         sink_rules=self._limits.sink_rules),
+                        stack.name, stack.id)
                 check_immutable(self._irs.if_valid(stack), new.ir)
                 payload: OperationPayload = {
                     "previous": definition(stack), "target": definition(new.stack),
@@ -138,8 +140,9 @@ class StackWrites:
         _check_updatable(stack, name)
         stack_requests.check_body(body)
         stored = update_preview.stored_request(stack)
-        new = self._proposals.propose(ctx, update_body(stored, body, patch=patch),
-                                      stack.name, stack.id)
+        new = self._proposals.propose(
+            ctx, update_body(stored, body, patch=patch, sink_rules=self._limits.sink_rules),
+            stack.name, stack.id)
         stored_ir = self._irs.if_valid(stack)
         check_immutable(stored_ir, new.ir)
         if stack.status == Status.IN_PROGRESS:

@@ -1,27 +1,36 @@
 """The request body an update amounts to: PUT replaces the definition, PATCH
 (``existing=true``) starts from the stored one and changes what the body gives.
 
-Pure: from the stored stack's definition and the request body to a create-shaped body,
-which the create path then checks exactly as it checks a create.
+Pure (but for a WARNING naming a stored event sink an update drops): from the stored
+stack's definition and the request body to a create-shaped body, which the create path
+then checks exactly as it checks a create.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import BadRequest, ImmutableParameterModified
 from engine.ir.model import ResolvedStack
+from engine.template import event_sinks
 from engine.template.environment import parse_environment
+from engine.template.event_sinks import SinkRules
+
+LOG = logging.getLogger(__name__)
 
 # What an update may change besides the definition; absent ones keep the stored value.
 KEPT_FIELDS = ("tags", "timeout_mins", "disable_rollback")
 
 
 def update_body(stored: Mapping[str, Any], body: Mapping[str, Any], *,
-                patch: bool) -> dict[str, Any]:
+                patch: bool, sink_rules: SinkRules | None = None) -> dict[str, Any]:
     """``stored`` has the stack's template, parameters, environment, files and the
-    KEPT_FIELDS; the result is a body for the create path (with ``stack_name``)."""
+    KEPT_FIELDS; the result is a body for the create path (with ``stack_name``).
+    A PATCH that names no event sinks keeps the stored ones that ``sink_rules`` still
+    allow; the others are dropped (a WARNING each), not refused: the tenant did not send
+    them (``event_sinks.carried``)."""
     if not isinstance(body, Mapping):
         raise BadRequest(reason="The request body must be a JSON object")
     result: dict[str, Any] = {key: body[key] if key in body else stored.get(key)
@@ -36,6 +45,9 @@ def update_body(stored: Mapping[str, Any], body: Mapping[str, Any], *,
     if patch:
         given = _parsed(body.get("environment"))
         environment = _merged(stored.get("environment") or {}, given)
+        if "event_sinks" not in given and environment.get("event_sinks"):
+            environment["event_sinks"] = _carried_sinks(
+                environment["event_sinks"], sink_rules or SinkRules(), stored["stack_name"])
         parameters = {**(stored.get("parameters") or {}),
                       **(given.get("parameters") or {}), **(body.get("parameters") or {})}
         for name in body.get("clear_parameters") or ():
@@ -55,6 +67,14 @@ def update_body(stored: Mapping[str, Any], body: Mapping[str, Any], *,
         result["environment_files"] = body["environment_files"]
         result["parameters"] = environment["parameters"]
     return result
+
+
+def _carried_sinks(sinks: Any, rules: SinkRules, stack_name: str) -> list[Any]:
+    kept, dropped = event_sinks.carried(sinks, rules)
+    for reason in dropped:
+        LOG.warning("stack %s: a stored event sink is dropped by its update, not sent to: "
+                    "%s", stack_name, reason)
+    return kept
 
 
 def _parsed(given: Any) -> Mapping[str, Any]:

@@ -3,12 +3,13 @@ its action and the one after it, placed as Heat's ``Resource._break_if_required`
 them, and the step's pause there.
 
 A step at a hook is parked (``leases.park_step``): no worker holds it, nothing polls it,
-until the signal that clears the hook wakes it (``resource_requests.unset_hook``) or its
-operation ends (a time-out or a cancel closes it, ``transitions.abort_open_steps``). The
-step's worker writes the pause's event (Heat's ``CREATE paused until Hook pre-create is
-cleared``), with the resource's state as it stands: a pre hook is reached before the
-resource is touched (``INIT_COMPLETE`` for a create), a post hook once its action
-completed.
+until the signal that clears the hook wakes it (``resource_requests.unset_hook``), another
+step of its operation fails (``transitions.fail_step`` closes it, as Heat ends a wait when
+a sibling fails) or its operation ends (a time-out or a cancel closes it,
+``transitions.abort_open_steps``). The step's worker writes the pause's event (Heat's
+``CREATE paused until Hook pre-create is cleared``), with the resource's state as it
+stands: a pre hook is reached before the resource is touched (``INIT_COMPLETE`` for a
+create), a post hook once its action completed.
 
 Where Heat puts them: ``pre-create``/``post-create`` on the creates of a stack create
 (not on an update's new resources, nor on a replacement); ``pre-update`` on every update
@@ -20,10 +21,9 @@ created. A rollback is an update, as in Heat.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cachetools
@@ -31,11 +31,11 @@ import cachetools
 from engine import reasons
 from engine.db import event_rows, hooks
 from engine.db.leases import LeaseLost, park_step
-from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
+from engine.db.models import Stack, Step
 from engine.db.session import DbSession
 from engine.template.environment import HOOKS, resource_hooks
-from engine.vocabulary import Action, Hook, Status
+from engine.vocabulary import UPDATE_LIKE, Action, Hook, Status
 from engine.worker.step_decision import per_operation
 
 # How long past its operation's deadline a parked step stays unclaimed when nothing
@@ -43,13 +43,13 @@ from engine.worker.step_decision import per_operation
 # finds the hook still set and parks the step again.
 PARK_MARGIN = datetime.timedelta(seconds=60)
 
-# The operation and step actions each pair of hooks belongs to.
+# The operation and step actions each pair of hooks belongs to: an update's hooks on
+# the update steps of every update-like operation (a rollback of an update and a
+# snapshot's restore are updates, as in Heat).
 _POINTS: dict[tuple[str, str], tuple[Hook, Hook]] = {
     (Action.CREATE, Action.CREATE): (Hook.PRE_CREATE, Hook.POST_CREATE),
-    (Action.UPDATE, Action.UPDATE): (Hook.PRE_UPDATE, Hook.POST_UPDATE),
-    (Action.ROLLBACK, Action.UPDATE): (Hook.PRE_UPDATE, Hook.POST_UPDATE),
-    # A snapshot's restore is an update to the snapshot's definition, as in Heat.
-    (Action.RESTORE, Action.UPDATE): (Hook.PRE_UPDATE, Hook.POST_UPDATE),
+    **{(operation, Action.UPDATE): (Hook.PRE_UPDATE, Hook.POST_UPDATE)
+       for operation in UPDATE_LIKE},
     (Action.DELETE, Action.DELETE): (Hook.PRE_DELETE, Hook.POST_DELETE),
 }
 
@@ -60,30 +60,23 @@ class Wait(enum.Enum):
     PASSED = "passed"  # its action done and its post hook cleared: close it quietly
 
 
-@dataclasses.dataclass(frozen=True)
-class _Operation:
-    """What the breakpoints need of one operation, read once per operation: its stack's
-    ``resources`` entries when some set hooks (else none, and nothing more is read)."""
-
-    resources: Mapping[str, Any] | None
-    action: str = ""
-    deadline: datetime.datetime | None = None
-
-
 class Breakpoints:
-    """The breakpoints of the steps ``owner`` holds."""
+    """The breakpoints of the steps ``owner`` holds. ``action_of``: an operation's
+    action, as the step decider reads it (once per operation)."""
 
-    def __init__(self, owner: str) -> None:
+    def __init__(self, owner: str, action_of: Callable[[DbSession, str], str]) -> None:
         self._owner = owner
-        self._operations: cachetools.LRUCache[str, _Operation] = per_operation()
+        self._action_of = action_of
+        # The stack's ``resources`` entries as each operation defines them when some set
+        # a hook, else None: stacks without hooks pay one lookup per step.
+        self._resources: cachetools.LRUCache[str, Mapping[str, Any] | None] = per_operation()
 
     def before(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow,
                now: datetime.datetime) -> Wait:
         """Where a claimed step stands against its hooks before it is prepared: paused
         at its pre hook now (the first time, with the event) or still, past its post
         hook, or free to go on."""
-        operation, set_here = self._hooks_on(session, step, stack, row)
-        points = _POINTS.get((operation.action, step.action))
+        points, set_here = self._hooks_on(session, step, stack, row)
         if points is None or not set_here & set(points):
             return Wait.GO
         pre, post = points
@@ -108,61 +101,63 @@ class Breakpoints:
         """The hook the step pauses at once ``action`` (what it decided to do) is done:
         only after the step's own action on a resource it acts on (a replacement's
         create or an adopt has none)."""
-        operation, set_here = self._hooks_on(session, step, stack, row)
-        points = _POINTS.get((operation.action, step.action))
+        points, set_here = self._hooks_on(session, step, stack, row)
         if points is None or points[1] not in set_here or action != step.action:
             return None
         return points[1] if _acts_on(step.action, row) else None
 
     def pause(self, session: DbSession, operation_id: str, step_id: int, stack: Stack,
               row: ResourceRow, hook: str, now: datetime.datetime) -> None:
-        """Park the step at ``hook`` and record it (:meth:`park`, :meth:`record`)."""
+        """Park the step at ``hook`` and record it (:meth:`park`, :meth:`_record`)."""
         self.park(session, operation_id, step_id, now)
-        self.record(session, step_id, stack, row, hook, now)
+        self._record(session, step_id, stack, row, hook, now)
+
+    def pause_done(self, session: DbSession, operation_id: str, step_id: int, stack: Stack,
+                   row: ResourceRow, hook: str, now: datetime.datetime,
+                   complete: Callable[[], object]) -> None:
+        """Park the step at its post hook ``hook``: its action is done, and ``complete``
+        writes its resource's COMPLETE state (and event) before the pause's event."""
+        self.park(session, operation_id, step_id, now)
+        complete()
+        self._record(session, step_id, stack, row, hook, now)
 
     def park(self, session: DbSession, operation_id: str, step_id: int,
              now: datetime.datetime) -> None:
         """Park the step (LeaseLost, and nothing written, if it is not ours): the first
         write of a pause, so a lost lease writes nothing of it. Unless a clear wakes it,
         it waits past its operation's deadline, whose time-out closes it."""
-        operation = self._operations.get(operation_id)
-        deadline = operation.deadline if operation is not None else None
-        until = max(deadline or now, now) + PARK_MARGIN
-        if not park_step(session, self._owner, step_id, until):
+        if not park_step(session, self._owner, step_id, operation_id, now, PARK_MARGIN):
             raise LeaseLost()
 
     @staticmethod
-    def record(session: DbSession, step_id: int, stack: Stack, row: ResourceRow, hook: str,
-               now: datetime.datetime) -> None:
+    def _record(session: DbSession, step_id: int, stack: Stack, row: ResourceRow, hook: str,
+                now: datetime.datetime) -> None:
         """The hook reached, and Heat's event on the resource as it stands."""
         hooks.reach(session, step_id, row.id, hook, now)
-        event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
-                             physical_resource_id=row.physical_id or "",
-                             resource_type=row.type, action=row.action, status=row.status,
-                             reason=reasons.hook_reached(_action_of(hook), hook), now=now)
+        event_rows.add_resource_event(session, stack, row,
+                                      reasons.hook_reached(_action_of(hook), hook), now)
 
     def _hooks_on(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow
-                  ) -> tuple[_Operation, frozenset[str]]:
-        """The step's operation, and the hooks its environment sets on the resource."""
-        operation = self._operations.get(step.operation_id)
-        if operation is None:
-            operation = self._operations[step.operation_id] = _read(session, step, stack)
-        if operation.resources is None:
-            return operation, frozenset()
-        return operation, resource_hooks({"resources": operation.resources}, row.name)
+                  ) -> tuple[tuple[Hook, Hook] | None, frozenset[str]]:
+        """The pair of hooks the step may break at (None if its action has none), and
+        the hooks its operation's environment sets on the resource."""
+        if step.operation_id not in self._resources:
+            self._resources[step.operation_id] = _hook_entries(stack)
+        resources = self._resources[step.operation_id]
+        if resources is None:
+            return None, frozenset()
+        points = _POINTS.get((self._action_of(session, step.operation_id), step.action))
+        return points, resource_hooks({"resources": resources}, row.name)
 
 
-def _read(session: DbSession, step: Step, stack: Stack) -> _Operation:
+def _hook_entries(stack: Stack) -> Mapping[str, Any] | None:
     """The stack's ``resources`` entries as the operation defines it (an update's target
-    is the stack's definition from its plan on), and, when some set a hook anywhere, the
-    operation's action and deadline."""
+    is the stack's definition from its plan on) when some set a hook, else None."""
     registry = (stack.environment or {}).get("resource_registry") or {}
     resources = registry.get("resources") or {}
     if not any(isinstance(entry, Mapping) and HOOKS in entry for entry in resources.values()):
-        return _Operation(None)
-    operation = session.get(Operation, step.operation_id)
-    assert operation is not None, f"operation {step.operation_id} vanished under its steps"
-    return _Operation(resources, operation.action, operation.deadline_at)
+        return None
+    return resources
 
 
 def _acts_on(action: str, row: ResourceRow) -> bool:

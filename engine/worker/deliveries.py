@@ -3,10 +3,11 @@
 (specs/event-sinks.rst).
 
 Each round claims a batch of due deliveries in one short transaction, sends them with no
-transaction open, and settles them in another. The sends of one target go one after the
-other, in the order the events were written, and different targets' on a few threads of
-its own, so a slow receiver holds up neither the worker's steps (another thread) nor
-other tenants' sinks for longer than its timeout. Delivery is at least once: a process
+transaction open, and settles each target's in another as soon as they are done. The
+sends of one target go one after the other, in the order the events were written, and
+different targets' on a few threads of its own; each send ends by its deadline, so a
+slow receiver holds up neither the worker's steps (another thread) nor other tenants'
+sinks for longer than a claim's lease. Delivery is at least once: a process
 killed after a receiver took an event but before the result was written leaves the row
 due again when its lease runs out, and the event is sent again with the same id
 (:data:`EVENT_ID_HEADER`), which is how a receiver drops the repeat.
@@ -14,21 +15,24 @@ due again when its lease runs out, and the event is sent again with the same id
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
 import hmac
 import http.client
+import ipaddress
 import logging
 import random
+import socket
 import ssl
 import threading
 import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, NamedTuple
 
 from engine import config, metrics
 from engine.clock import Clock, utcnow
@@ -65,11 +69,13 @@ class DeliverySettings:
     threads: int = config.declared_default("event_sinks", "threads")
     allowed_schemes: tuple[str, ...] = tuple(
         config.declared_default("event_sinks", "allowed_schemes"))
+    allow_private_targets: bool = config.declared_default("event_sinks",
+                                                          "allow_private_targets")
 
     @property
     def lease_seconds(self) -> float:
-        """How long a claim holds its deliveries: a send starts only while a whole one
-        (connect, then the answer, each bounded by the timeout) fits in what is left."""
+        """How long a claim holds its deliveries: a send (at most ``timeout_seconds``)
+        starts only while it and as long again fit in what is left."""
         return 3 * self.timeout_seconds
 
 
@@ -93,27 +99,47 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 class Answer(NamedTuple):
     """What a send came to: delivered, or why not, and whether trying again could ever
-    help (``final``: a scheme the operator does not allow)."""
+    help (``final``: a scheme the operator does not allow, an address not allowed)."""
 
     delivered: bool
     error: str = ""
     final: bool = False
 
 
-def send(target: str, body: bytes, headers: Mapping[str, str], timeout: float,
-         schemes: Sequence[str]) -> Answer:
-    """POST ``body`` to ``target``: delivered on a 2xx answer. A 307 or 308 to the same
+class _Refused(Exception):
+    """A target the operator's settings do not let Kiln connect to."""
+
+
+def send(target: str, body: bytes, headers: Mapping[str, str],
+         settings: DeliverySettings) -> Answer:
+    """POST ``body`` to ``target``: delivered on a 2xx answer, all of it (connection,
+    request, answer, redirects) within ``timeout_seconds``. A 307 or 308 to the same
     scheme, host and port is followed (a few times); any other redirect is a failure,
-    so a receiver cannot send Kiln, or the secret's signature, to another host."""
+    so a receiver cannot send Kiln, or the secret's signature, to another host. Never
+    raises: whatever a receiver's answer breaks is that delivery's failure."""
+    deadline = time.monotonic() + settings.timeout_seconds
+    try:
+        return _send(target, body, headers, settings, deadline)
+    except Exception as exc:  # noqa: BLE001 -- a receiver must not end the round
+        return Answer(False, _error(exc))
+
+
+def _send(target: str, body: bytes, headers: Mapping[str, str], settings: DeliverySettings,
+          deadline: float) -> Answer:
     url = target
     for _ in range(MAX_REDIRECTS + 1):
         parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in schemes:
+        if parts.scheme not in settings.allowed_schemes:
             return Answer(False, f'the scheme "{parts.scheme}" is not allowed', final=True)
         try:
-            status, location = _post(parts, body, headers, timeout)
+            status, location = _post(parts, body, headers, deadline,
+                                     settings.allow_private_targets)
+        except _Refused as exc:
+            return Answer(False, str(exc), final=True)
         except (OSError, http.client.HTTPException, ValueError) as exc:
-            return Answer(False, f"{type(exc).__name__}: {exc}".rstrip(": "))
+            if time.monotonic() >= deadline:
+                return Answer(False, f"no answer within {settings.timeout_seconds:g} s")
+            return Answer(False, _error(exc))
         if 200 <= status < 300:
             return Answer(True)
         if status not in _REDIRECTS or not location:
@@ -125,24 +151,114 @@ def send(target: str, body: bytes, headers: Mapping[str, str], timeout: float,
     return Answer(False, f"more than {MAX_REDIRECTS} redirects")
 
 
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".rstrip(": ")
+
+
 def _post(parts: urllib.parse.SplitResult, body: bytes, headers: Mapping[str, str],
-          timeout: float) -> tuple[int, str | None]:
+          deadline: float, allow_private: bool) -> tuple[int, str | None]:
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    addresses = _addresses(host, port, allow_private)
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(parts.hostname or "", parts.port,
-                                                 timeout=timeout,
-                                                 context=ssl.create_default_context())
+        connection = _CheckedHTTPSConnection(host, port, context=ssl.create_default_context())
     else:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port,
-                                                timeout=timeout)
+        connection = _CheckedHTTPConnection(host, port)
+    connection.addresses, connection.deadline = addresses, deadline
+    # http.client's timeout is per socket operation: a receiver trickling its answer a
+    # byte at a time would never reach it. A watchdog cuts the connection at the
+    # deadline, whatever it is doing.
+    cut = threading.Event()
+    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut,
+                               (connection, cut))
+    watchdog.daemon = True
     try:
+        connection.connect()
+        watchdog.start()
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         connection.request("POST", path, body=body, headers=dict(headers))
         response = connection.getresponse()
-        response.read(MAX_ANSWER_BYTES)
-        return response.status, response.getheader("Location")
+        if cut.is_set():
+            # http.client takes the end of the stream for the end of the headers: an
+            # answer cut off mid-way would read as complete.
+            raise TimeoutError("the answer was cut off at the deadline")
+        status, location = response.status, response.getheader("Location")
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            response.read(MAX_ANSWER_BYTES)  # read and ignored: the status is the answer
+        return status, location
     finally:
+        watchdog.cancel()
         connection.close()
+
+
+def _cut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+    cut.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            # socket.socket's own: a TLS socket's would also drop its TLS state under the
+            # reading thread.
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _addresses(host: str, port: int, allow_private: bool
+               ) -> list[tuple[socket.AddressFamily, Any]]:
+    """The addresses ``host`` resolves to that Kiln may connect to: the connection is
+    made to these, not to the name again, so a name that resolves elsewhere a moment
+    later (DNS rebinding) cannot get around the check."""
+    found = [(family, sockaddr) for family, _, _, _, sockaddr
+             in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+    allowed: list[tuple[socket.AddressFamily, Any]] = [
+        (family, sockaddr) for family, sockaddr in found
+        if allow_private or is_public(str(sockaddr[0]))]
+    if not allowed:
+        raise _Refused(f"the target's address {found[0][1][0]} is not public (loopback, "
+                       "link-local, private or reserved) and [event_sinks] "
+                       "allow_private_targets is off")
+    return allowed
+
+
+def is_public(address: str) -> bool:
+    """Whether ``address`` is on the public internet: not loopback, link-local (cloud
+    metadata services), private, shared, reserved or multicast; an IPv4 address mapped
+    into IPv6 is judged as itself."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+class _CheckedHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection to the addresses :func:`_addresses` allowed, within a
+    deadline; the request still names the target's host."""
+
+    addresses: list[tuple[socket.AddressFamily, Any]]
+    deadline: float
+
+    def connect(self) -> None:
+        error: OSError = OSError("no address to connect to")
+        for family, sockaddr in self.addresses:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("timed out")
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.settimeout(left)
+                sock.connect(sockaddr)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.sock = sock
+            return
+        raise error
+
+
+class _CheckedHTTPSConnection(http.client.HTTPSConnection, _CheckedHTTPConnection):
+    """:class:`_CheckedHTTPConnection` under TLS: ``HTTPSConnection.connect`` wraps
+    the socket it connects (verified against the target's host name)."""
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -151,7 +267,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default
 
 
-Sender = Callable[[str, bytes, Mapping[str, str], float, Sequence[str]], Answer]
+Sender = Callable[[str, bytes, Mapping[str, str], DeliverySettings], Answer]
 
 
 class Deliverer:
@@ -197,32 +313,44 @@ class Deliverer:
             self._pool.shutdown(wait=False)
 
     def run_once(self) -> bool:
-        """One round; True when it claimed a full batch (more may be due)."""
-        settings, now = self._settings, self._clock()
+        """One round; True when it claimed a full batch (more may be due). Each target's
+        deliveries are settled as soon as its thread is done with them."""
+        settings = self._settings
         with self._db.read() as session:
-            if not event_outbox.any_due(session, now):
+            if not event_outbox.any_due(session, self._clock()):
                 return False
         claim = str(uuid.uuid4())
-        started = self._monotonic()
         with self._db.transaction() as session:
-            due = event_outbox.claim_due(
-                session, now, settings.batch_size,
-                now + _seconds(settings.lease_seconds), claim)
-        if not due:
-            return False
+            taken = event_outbox.claim_due(session, self._clock, settings.batch_size,
+                                           _seconds(settings.lease_seconds), claim,
+                                           settings.max_attempts)
+        # The lease on this process's own clock, from when the claim was taken.
+        lease_ends = self._monotonic() + settings.lease_seconds - (
+            self._clock() - taken.taken_at).total_seconds()
+        for row in taken.given_up:
+            self._gave_up(row, event_outbox.UNSETTLED)
         groups: dict[str, list[Due]] = {}
-        for delivery in due:
+        for delivery in taken.due:
             groups.setdefault(delivery.target, []).append(delivery)
-        results = [result for group in self._pool.map(
-            lambda rows: self._deliver(rows, started), groups.values()) for result in group]
-        with self._db.transaction() as session:
-            event_outbox.settle(session, claim, results, self._clock())
-        self._report(due, results)
-        return len(due) >= settings.batch_size
+        sending = [self._pool.submit(self._deliver, rows, lease_ends)
+                   for rows in groups.values()]
+        for done in as_completed(sending):
+            results = done.result()  # _deliver answers for every row, whatever happens
+            try:
+                with self._db.transaction() as session:
+                    event_outbox.settle(session, claim, results, self._clock())
+            except DatabaseUnavailable as exc:
+                # Due again after the lease; the other targets' results may still land.
+                LOG.warning("event sinks: results not written, sent again after the "
+                            "lease: %s", exc.message)
+                continue
+            self._report(taken.due, results)
+        return len(taken.due) + len(taken.given_up) >= settings.batch_size
 
-    def _deliver(self, rows: Sequence[Due], started: float) -> list[Result]:
+    def _deliver(self, rows: Sequence[Due], lease_ends: float) -> list[Result]:
         """One target's deliveries, in order. Once a send fails the rest wait as long as
-        it does, untried; a send is not started once the claim could run out during it."""
+        it does, untried; a send is started only while it, and as long again to settle
+        it, fit in the claim's lease."""
         settings = self._settings
         results: list[Result] = []
         waiting_until = None
@@ -230,17 +358,22 @@ class Deliverer:
             if waiting_until is not None:
                 results.append(Result(row.id, next_attempt_at=waiting_until))
                 continue
-            if self._monotonic() - started > settings.lease_seconds - 2 * settings.timeout_seconds:
+            if self._monotonic() + 2 * settings.timeout_seconds > lease_ends:
                 results.append(Result(row.id, next_attempt_at=self._clock()))
                 continue
-            answer = self._send(row.target, row.body.encode(), self._headers(row),
-                                settings.timeout_seconds, settings.allowed_schemes)
+            try:
+                answer = self._send(row.target, row.body.encode(), self._headers(row),
+                                    settings)
+            except Exception as exc:  # noqa: BLE001 -- one row's failure, not the round's
+                LOG.exception("event sink %s: sending event %s failed",
+                              shown_target(row.target), row.event_id)
+                answer = Answer(False, _error(exc))
             if answer.delivered:
                 results.append(Result(row.id, delivered=True))
                 continue
-            failures = row.attempts + 1
-            later = self._clock() + _seconds(backoff_seconds(failures, settings, self._random))
-            gives_up = answer.final or failures >= settings.max_attempts
+            later = self._clock() + _seconds(backoff_seconds(row.attempts, settings,
+                                                             self._random))
+            gives_up = answer.final or row.attempts >= settings.max_attempts
             results.append(Result(row.id, tried=True, error=answer.error,
                                   next_attempt_at=None if gives_up else later))
             if not answer.final:
@@ -252,7 +385,7 @@ class Deliverer:
         return {"Content-Type": "application/json", "User-Agent": USER_AGENT,
                 EVENT_ID_HEADER: row.event_id, TIMESTAMP_HEADER: timestamp,
                 SIGNATURE_HEADER: signature(row.secret, timestamp, row.body.encode()),
-                ATTEMPT_HEADER: str(row.attempts + 1)}
+                ATTEMPT_HEADER: str(row.attempts)}
 
     def _report(self, due: Sequence[Due], results: Sequence[Result]) -> None:
         rows = {row.id: row for row in due}
@@ -263,16 +396,20 @@ class Deliverer:
             elif not result.tried:
                 continue
             elif result.next_attempt_at is None:
-                metrics.event_delivery(metrics.GIVEN_UP)
-                LOG.warning("event sink %s: gave up event %s of stack %s after %d tries: %s",
-                            shown_target(row.target), row.event_id, row.stack_id,
-                            row.attempts + 1, result.error)
+                self._gave_up(row, result.error)
             else:
                 metrics.event_delivery(metrics.RETRIED)
                 LOG.info("event sink %s: event %s of stack %s not delivered (try %d of %d), "
                          "again at %s: %s", shown_target(row.target), row.event_id,
-                         row.stack_id, row.attempts + 1, self._settings.max_attempts,
+                         row.stack_id, row.attempts, self._settings.max_attempts,
                          result.next_attempt_at.isoformat(timespec="seconds"), result.error)
+
+    @staticmethod
+    def _gave_up(row: Due, error: str) -> None:
+        metrics.event_delivery(metrics.GIVEN_UP)
+        LOG.warning("event sink %s: gave up event %s of stack %s after %d tries: %s",
+                    shown_target(row.target), row.event_id, row.stack_id, row.attempts,
+                    error)
 
 
 def _seconds(value: float) -> datetime.timedelta:

@@ -32,22 +32,26 @@ from engine.ir.model import ResolvedStack
 from engine.ir.plan import ExistingResource, Plan, plan_create, plan_stored, plan_update
 from engine.ir.stored import StoredIrs, redefinition
 from engine.lifecycle.runner import CallRecord, not_called
+from engine.resources.abandon_data import layout
 from engine.resources.outputs import StackOutput, output_resources, resolve_outputs
 from engine.resources.registry import ResourceTypeRegistry
-from engine.vocabulary import Action, CancelReason, OperationState, Status, stack_action
+from engine.vocabulary import (
+    UPDATE_LIKE,
+    Action,
+    CancelReason,
+    OperationState,
+    Status,
+    stack_action,
+)
 from engine.worker.lifecycle_calls import LifecycleCalls
 from engine.worker.liveness import NotLive
 from engine.worker.poison import PoisonRule
-from engine.worker.snapshot_data import snapshot_data
 from engine.worker.stored_scope import operation_secrets
 
 LOG = logging.getLogger(__name__)
 # Operations whose steps act on the stored resources rather than on a new IR.
 STORED_ACTIONS = (Action.DELETE, Action.SUSPEND, Action.RESUME, Action.CHECK,
                   Action.SNAPSHOT)
-# Operations that take the stack to a new definition (the payload's target): an update,
-# its rollback, and the restore of a snapshot (Heat's restore is an update too).
-REDEFINING = (Action.UPDATE, Action.ROLLBACK, Action.RESTORE)
 
 
 class OperationDriver:
@@ -207,7 +211,7 @@ class OperationDriver:
                   operation.id, request_id, self._rule.attempts, stack.name, stack.id,
                   reason)
         transitions.give_up(session, operation, stack, reasons.aborted(operation.action),
-                            reason, now)
+                            reason, now, waiting_reason=reasons.HOOK_WAIT_FAILED)
         _log_end(session, operation, stack, Status.FAILED, now)
         return Status.FAILED if operation.state == OperationState.NOTIFYING else None
 
@@ -259,7 +263,7 @@ class OperationDriver:
             # undo the create: delete it all
             plan = plan_stored(stored, Action.ROLLBACK, Action.DELETE)
         else:
-            if action in REDEFINING:
+            if action in UPDATE_LIKE:
                 # The stack takes its new definition now: the steps evaluate it. The
                 # pre-ops' views took it the same way (Redefined.of).
                 (stack.template, stack.parameters, stack.environment,
@@ -287,7 +291,7 @@ class OperationDriver:
                     widened[row.id] = requires
             resource_rows.set_requires(session, widened)
             resource_rows.add_resources(session, stack.id, new, now)
-            plan = (plan_update(ir, stored, action) if action in REDEFINING
+            plan = (plan_update(ir, stored, action) if action in UPDATE_LIKE
                     else plan_create(ir, action))
         types = {name: row.type for name, row in rows.items()}
         if ir is not None:
@@ -311,9 +315,9 @@ class OperationDriver:
                 now: datetime.datetime) -> None:
         failed = operation.failure_reason is not None
         action = operation.action
-        if action in REDEFINING:
+        if action in UPDATE_LIKE:
             resource_rows.drop_deleted_resources(session, stack.id)  # what the update removed
-        if action in (Action.CREATE, Action.ADOPT, *REDEFINING):
+        if action in (Action.CREATE, Action.ADOPT, *UPDATE_LIKE):
             stack.outputs = [dict(o) for o in self._outputs(session, operation.id, stack)]
         if failed:
             status, reason = Status.FAILED, operation.failure_reason or ""
@@ -324,11 +328,13 @@ class OperationDriver:
             if action in (Action.DELETE, Action.ABANDON):
                 # Abandon forgets the resources; delete has removed them.
                 transitions.mark_stack_deleted(session, stack, now)
-            if action in REDEFINING:
+            if action in UPDATE_LIKE:
                 self._settle_requires(session, operation.id, stack)
         if action == Action.SNAPSHOT:
             # Kept whatever the outcome, as Heat keeps a failed snapshot's data.
-            snapshot_rows.settle(session, operation, status, reason, now, snapshot_data(
+            # Heat's snapshot: the abandon layout with the snapshot's status, nothing
+            # masked (the restore takes the hidden values from it).
+            snapshot_rows.settle(session, operation, status, reason, now, layout(
                 stack, resource_rows.list_resources(session, stack.id), status))
         transitions.conclude(session, operation, stack, status, reason, now)
         _log_end(session, operation, stack, status, now)

@@ -35,13 +35,12 @@ from engine.resources.update_forecast import (
     forecast_delete,
     forecast_update,
 )
-from engine.vocabulary import Action
+from engine.vocabulary import UPDATE_LIKE, Action
 from engine.worker.stored_scope import operation_secrets
 
 LOG = logging.getLogger(__name__)
 # Operations whose plan the plugins see (a rollback's: of a create or of an update).
-_PLANNED = (Action.CREATE, Action.UPDATE, Action.DELETE, Action.ROLLBACK, Action.ADOPT,
-            Action.ABANDON, Action.RESTORE)
+_PLANNED = (Action.CREATE, Action.DELETE, Action.ADOPT, Action.ABANDON, *UPDATE_LIKE)
 
 @dataclasses.dataclass(frozen=True)
 class _Named:
@@ -88,7 +87,7 @@ class PlannedChanges:
             target = None
             if operation.action in (Action.CREATE, Action.ADOPT):
                 target = self._irs.of(stack)
-            elif operation.action in (Action.UPDATE, Action.ROLLBACK, Action.RESTORE) \
+            elif operation.action in UPDATE_LIKE \
                     and "target" in payload:
                 # An update, or the rollback of one: back to the previous definition.
                 target = self._irs.of(Redefined.of(stack, payload["target"]))

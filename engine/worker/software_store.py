@@ -6,12 +6,13 @@ step's). The rows and documents are ``engine.db.software_configs``'s."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.clock import Clock
 from engine.db import software_configs as rows
 from engine.db.session import Database
+from engine.errors import SoftwareConfigNotFound
 
 
 class WorkerSoftwareConfigs:
@@ -44,9 +45,11 @@ class WorkerSoftwareConfigs:
             return rows.config_document(row) if row is not None else None
 
     def delete_config(self, config_id: str) -> None:
-        with self._db.transaction() as session:
-            if rows.find_config(session, self._tenant_id, config_id) is not None:
+        try:
+            with self._db.transaction() as session:
                 rows.delete_config(session, self._tenant_id, config_id)
+        except SoftwareConfigNotFound:
+            pass  # gone already: what was asked
 
     def create_deployment(self, deployment_id: str, *, config_id: str, server_id: str,
                           input_values: Mapping[str, Any] | None, action: str, status: str,
@@ -69,12 +72,19 @@ class WorkerSoftwareConfigs:
 
     def update_deployment(self, deployment_id: str, changes: Mapping[str, Any]
                           ) -> Mapping[str, Any] | None:
+        return self.change_deployment(deployment_id, lambda _: changes)
+
+    def change_deployment(self, deployment_id: str,
+                          change: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+                          ) -> Mapping[str, Any] | None:
         with self._db.transaction() as session:
-            if rows.find_deployment(session, self._tenant_id, deployment_id) is None:
+            row = rows.find_locked_deployment(session, self._tenant_id, deployment_id)
+            if row is None:
                 return None
-            row = rows.lock_deployment(session, self._tenant_id, deployment_id)
-            return rows.deployment_document(
-                rows.update_deployment(session, row, dict(changes), self._clock()))
+            changes = change(rows.deployment_document(row))
+            if changes is not None:
+                rows.update_deployment(session, row, dict(changes), self._clock())
+            return rows.deployment_document(row)
 
     def delete_deployment(self, deployment_id: str) -> None:
         with self._db.transaction() as session:

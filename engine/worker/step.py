@@ -30,7 +30,7 @@ from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
 from engine.db.session import Database, DbSession
 from engine.db.stack_rows import OperationLabel, request_id_of
-from engine.db.transitions import set_resource_state
+from engine.db.transitions import fail_step, set_resource_state
 from engine.db.wakeup import work_written
 from engine.errors import DatabaseUnavailable, InternalError
 from engine.ir.stored import StoredIrs
@@ -48,7 +48,7 @@ from engine.worker.step_decision import (
     per_operation,
 )
 from engine.worker.step_runtime import Placements
-from engine.worker.step_writes import REDEFINING, StepWrites, failure_reason
+from engine.worker.step_writes import APPLYING_PROPERTIES, StepWrites, failure_reason
 
 LOG = logging.getLogger(__name__)
 # The furthest ahead a type's ``next_check_in`` may put its next look. A tenant's number
@@ -97,12 +97,12 @@ class StepRunner:
         self._rule = rule or PoisonRule()
         self._owner = owner
         self._writes = StepWrites(owner, registry)
-        self._breakpoints = Breakpoints(owner)
         self._clock = clock
         self._max_poll = max_poll_seconds
         self._decider = StepDecider(db, registry, clock, api_url=api_url,
                                     irs=irs,
                                     placements=placements)
+        self._breakpoints = Breakpoints(owner, self._decider.operation_action)
         # Steps whose failure could not even be counted: the loop gives them back.
         self._abandoned: set[int] = set()
         self._label_cache: cachetools.LRUCache[str, OperationLabel] = per_operation()
@@ -270,11 +270,11 @@ class StepRunner:
         COMPLETE state is written now, and the step parked at the hook instead of
         closed (its dependents wait for the hook to be cleared, as in Heat)."""
         assert held.post_hook is not None
-        self._breakpoints.park(session, held.operation_id, held.step_id, now)
         stack = stack_rows.load_stack(session, held.stack_id)
         row = self._writes.row(session, held)
-        self._writes.finish_resource(session, stack, row, held, now)
-        self._breakpoints.record(session, held.step_id, stack, row, held.post_hook, now)
+        self._breakpoints.pause_done(
+            session, held.operation_id, held.step_id, stack, row, held.post_hook, now,
+            lambda: self._writes.finish_resource(session, stack, row, held, now))
 
     def _in_one_or_each(self, helds: Sequence[HeldStep], follow: Follow | None) -> Round:
         """Write the round in one transaction; if that fails on a bug, write each step
@@ -388,8 +388,10 @@ class StepRunner:
                     action = Action.DELETE if step.action == Action.CLEANUP else step.action
                     reason = failure_reason(self._internal_error(step, request_id),
                                             step.resource_name, ())
-                    if steps.fail_step(session, step, self._owner, now,
-                                       reasons.resource_failed(action, reason)):
+                    stack = stack_rows.load_stack(session, step.stack_id)
+                    if fail_step(session, stack, step, self._owner,
+                                 reasons.resource_failed(action, reason), now,
+                                 waiting_reason=reasons.HOOK_WAIT_FAILED):
                         self._writes.count_finished(session, step.resource_type,
                                                     Status.FAILED, step.started_at, now)
                 else:
@@ -583,10 +585,10 @@ class StepRunner:
                      if decision.outcome in (Outcome.ACT, Outcome.END) else None)
         if decision.outcome == Outcome.END and post_hook is not None:
             # Nothing to delete (or kept), yet the delete is done: Heat breaks after it.
-            self._breakpoints.park(session, step.operation_id, step.id, now)
-            set_resource_state(session, stack, row, Action.DELETE, Status.COMPLETE,
-                               decision.reason, now)
-            self._breakpoints.record(session, step.id, stack, row, post_hook, now)
+            self._breakpoints.pause_done(
+                session, step.operation_id, step.id, stack, row, post_hook, now,
+                lambda: set_resource_state(session, stack, row, Action.DELETE,
+                                           Status.COMPLETE, decision.reason, now))
             return None
         if decision.outcome in (Outcome.CLOSE, Outcome.END):
             quiet.append(step)
@@ -620,7 +622,7 @@ class StepRunner:
                         converge=decision.converge, failure=decision.failure,
                         started_at=step.started_at,
                         post_hook=post_hook if decision.outcome == Outcome.ACT else None)
-        if (held.failure is None and held.action in REDEFINING
+        if (held.failure is None and held.action in APPLYING_PROPERTIES
                 and held.phase == StepPhase.PREPARED):
             try:
                 held.instance.validate()

@@ -41,6 +41,7 @@ from engine.ir.update_decision import (
 from engine.ir.update_decision import prop_diff as diff_of
 from engine.resources.base import Resource
 from engine.resources.drift import Drift, drift_of
+from engine.resources.read_only import ReadOnlyRuntime
 from engine.resources.registry import ResourceTypeRegistry
 from engine.vocabulary import Action
 from engine.worker.step_runtime import Placements, StepRuntime
@@ -182,8 +183,9 @@ class StepDecider:
                  if node is not None and failure is None else None)
         if entry is not None:
             # A restore: the type adjusts what it is restored with (Heat's handle_restore)
-            # before the update is decided on it.
-            restorer = cls(row.name, properties, self.runtimes(stack, rows)(row.name))
+            # before the update is decided on it. Pure, as the contract says: inside this
+            # transaction a runtime call would open another one (SQLite: a deadlock).
+            restorer = cls(row.name, properties, ReadOnlyRuntime(stack, row, self._clock))
             try:
                 properties = dict(restorer.handle_restore(entry))
                 restored = dict(restorer.data)
@@ -257,7 +259,7 @@ class StepDecider:
         transaction, so the new one is created into a clean row."""
         if step.resource_action is not None:
             return Decision(step.resource_action)
-        rolling_back = self._operation_action(session, step.operation_id) == Action.ROLLBACK
+        rolling_back = self.operation_action(session, step.operation_id) == Action.ROLLBACK
         decided = decide(
             Stored(row.type, row.properties, row.physical_id, row.action, row.status,
                    row.replaced),
@@ -304,7 +306,8 @@ class StepDecider:
                             Action.DELETE, instance,
                             row.type if restoring else replaced["type"], secrets)
 
-    def _operation_action(self, session: DbSession, operation_id: str) -> str:
+    def operation_action(self, session: DbSession, operation_id: str) -> str:
+        """The action of the operation (read once per operation)."""
         def read() -> str:
             operation = session.get(Operation, operation_id)
             return operation.action if operation is not None else ""

@@ -86,20 +86,21 @@ class StepRuntime:
                                                       dict(data))
 
     def issue_signal_token(self) -> IssuedSignalToken:
-        if self._replaced:
-            raise RuntimeError("a replaced resource cannot issue signal tokens")
-        # As a tenant token: 256 random bits shown once, only the sha256 stored.
+        # A replaced resource's token is good until its cleanup ends
+        # (``signals.live_generation``). As a tenant token: 256 random bits shown once,
+        # only the sha256 stored.
         secret = SIGNAL_TOKEN_PREFIX + secret_tokens.token_urlsafe(32)
         with self._db.transaction() as session:
             token = signals.add_signal_token(session, self._row_id, self._generation, secret,
                                              self._clock())
             token_id = token.id
+        tenant_url = f"{self._api_url}/v1/{urllib.parse.quote(self.tenant_id, safe='')}"
         path = "/".join(urllib.parse.quote(part, safe="") for part in (
-            self.tenant_id, "stacks", self.stack_name, self.stack_id, "resources",
-            self._resource_name, "signal"))
-        url = f"{self._api_url}/v1/{path}"
+            "stacks", self.stack_name, self.stack_id, "resources", self._resource_name,
+            "signal"))
+        url = f"{tenant_url}/{path}"
         signed = f"{url}?{urllib.parse.urlencode({SIGNAL_TOKEN_PARAM: secret})}"
-        return IssuedSignalToken(token_id, secret, url, signed)
+        return IssuedSignalToken(token_id, secret, url, signed, tenant_url)
 
     def revoke_signal_tokens(self) -> None:
         with self._db.transaction() as session:
@@ -108,6 +109,11 @@ class StepRuntime:
     def signals(self) -> Sequence[Mapping[str, Any]]:
         with self._db.read() as session:
             return tuple(signals.list_signals(session, self._row_id, self._generation))
+
+    def signals_after(self, after: int | None) -> Sequence[tuple[int, Mapping[str, Any]]]:
+        with self._db.read() as session:
+            return tuple(signals.list_signals_after(session, self._row_id, self._generation,
+                                                    after))
 
     def software_configs(self) -> WorkerSoftwareConfigs:
         return WorkerSoftwareConfigs(self._db, self._clock, self.tenant_id)

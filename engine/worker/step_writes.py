@@ -20,6 +20,7 @@ from engine.db.session import DbSession, after_commit
 from engine.db.transitions import (
     NewState,
     add_replaced_resource_event,
+    fail_step,
     set_resource_state,
     set_resource_states,
 )
@@ -31,8 +32,9 @@ from engine.vocabulary import Action, Status
 from engine.worker.held_step import HeldStep, StepPhase
 
 LOG = logging.getLogger(__name__)
-# Actions that may have changed what the resource is (drift seen before is gone).
-REDEFINING = (Action.CREATE, Action.UPDATE, Action.ADOPT)
+# Resource actions that make the resource what its template's properties say: the
+# properties are validated before, and any drift seen before is gone after.
+APPLYING_PROPERTIES = (Action.CREATE, Action.UPDATE, Action.ADOPT)
 
 
 class Closed(NamedTuple):
@@ -169,8 +171,9 @@ class StepWrites:
         if not isinstance(exc, KilnError):
             LOG.info("resource %s of stack %s/%s failed %s: %s", row.name, stack.name,
                      stack.id, action, type(exc).__name__)
-        if not steps.fail_step(session, step, self._owner, now,
-                               reasons.resource_failed(action, reason)):
+        if not fail_step(session, stack, step, self._owner,
+                         reasons.resource_failed(action, reason), now,
+                         waiting_reason=reasons.HOOK_WAIT_FAILED):
             raise LeaseLost()
         self.count_finished(session, step.resource_type, Status.FAILED, step.started_at, now)
         if step.action != Action.CLEANUP:
@@ -210,7 +213,7 @@ class StepWrites:
         written: dict[str, Any] = {}
         if held.drift is not None:
             written["drift"] = self._masked(held)
-        elif held.action in REDEFINING:
+        elif held.action in APPLYING_PROPERTIES:
             written["drift"] = None
         return written, drift_reason(held.drift) if held.drift else reasons.STATE_CHANGED
 

@@ -42,7 +42,8 @@ GROUP = Property(
     STRING,
     "Namespace to group this software config by when delivered to a server. This may "
     "imply what configuration tool is going to perform the configuration.",
-    default=UNGROUPED,
+    # Kiln's bound (the column's; Heat's database refuses more with a 500).
+    default=UNGROUPED, constraints=(Length(max=255),),
 )
 
 OPTIONS = Property(

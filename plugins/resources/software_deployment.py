@@ -28,8 +28,9 @@ each signal is applied to the deployment at the next poll, with Heat's rules), o
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from engine.errors import (
@@ -41,17 +42,25 @@ from engine.errors import (
     UserParameterMissing,
 )
 from engine.resources.base import Resource, Signal, SoftwareConfigStore, Token
-from engine.schema import LIST, MAP, STRING, AllowedValues, Attribute, Property
-from engine.vocabulary import Action
+from engine.schema import LIST, MAP, STRING, AllowedValues, Attribute, Length, Property
+from engine.vocabulary import Action, SignalTransport, Status
+from plugins.resources.software_config import COMPONENT_GROUP, UNGROUPED
 
-COMPONENT_GROUP = "component"
-UNGROUPED = "Heat::Ungrouped"
-IN_PROGRESS, FAILED, COMPLETE = "IN_PROGRESS", "FAILED", "COMPLETE"
 CFN_SIGNAL, TEMP_URL_SIGNAL, HEAT_SIGNAL, NO_SIGNAL, ZAQAR_SIGNAL = (
-    "CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL")
+    SignalTransport.CFN_SIGNAL.value, SignalTransport.TEMP_URL_SIGNAL.value,
+    SignalTransport.HEAT_SIGNAL.value, SignalTransport.NO_SIGNAL.value,
+    SignalTransport.ZAQAR_SIGNAL.value)
 SIGNAL_TRANSPORTS = (CFN_SIGNAL, TEMP_URL_SIGNAL, HEAT_SIGNAL, NO_SIGNAL, ZAQAR_SIGNAL)
 #: Heat's ``default_deployment_signal_transport``.
 DEFAULT_TRANSPORT = CFN_SIGNAL
+#: The inputs of a derived config that carry the signal token (its secret, or what names
+#: it): each action's derived config takes them from the one before, so the token is
+#: issued once and its secret is kept nowhere else (Heat keeps it in the derived config).
+TOKEN_INPUTS = ("deploy_signal_id", "deploy_auth_url", "deploy_username", "deploy_user_id",
+                "deploy_password")
+#: The longest text a deployment's ``server`` and ``name`` may be: their columns' (Heat's
+#: database refuses more with a 500).
+MAX_TEXT = 255
 ALLOWED_ACTIONS = (Action.CREATE, Action.UPDATE, Action.DELETE, Action.SUSPEND,
                    Action.RESUME)
 STDOUT, STDERR, STATUS_CODE = "deploy_stdout", "deploy_stderr", "deploy_status_code"
@@ -75,7 +84,7 @@ DEPLOYMENT_PROPERTIES: Mapping[str, Property] = {
         STRING,
         "ID of resource to apply configuration to. Normally this should be a Nova "
         "server ID.",
-        required=True,
+        required=True, constraints=(Length(max=MAX_TEXT),),
     ),
     "input_values": Property(
         MAP, "Input values to apply to the software configuration on this server.",
@@ -92,7 +101,7 @@ DEPLOYMENT_PROPERTIES: Mapping[str, Property] = {
         STRING,
         "Name of the derived config associated with this deployment. This is used to "
         "apply a sort order to the list of configurations currently deployed to a server.",
-        update_allowed=True,
+        update_allowed=True, constraints=(Length(max=MAX_TEXT),),
     ),
     "signal_transport": Property(
         STRING,
@@ -117,43 +126,43 @@ def check_transport(properties: Mapping[str, Any]) -> None:
                    "or NO_SIGNAL")
 
 
-def signal_outcome(deployment: Mapping[str, Any], details: Mapping[str, Any],
-                   outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What one signal makes of an ``IN_PROGRESS`` deployment (Heat's
-    ``signal_software_deployment``): its output values, and COMPLETE, or FAILED for a
-    non-zero ``deploy_status_code`` or a value of an ``error_output`` output, with Heat's
-    reason."""
-    values = dict(deployment.get("output_values") or {})
-    failed = False
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What one signal makes of an ``IN_PROGRESS`` deployment."""
+
+    #: The deployment's new ``output_values``, ``status`` and ``status_reason``.
+    changes: Mapping[str, Any]
+    #: The SIGNAL event's words after ``deployment <id>`` (Heat's ``event_reason``).
+    summary: str
+
+
+def signal_outcome(output_values: Mapping[str, Any] | None, details: Mapping[str, Any],
+                   outputs: Sequence[Mapping[str, Any]]) -> Outcome:
+    """Heat's ``signal_software_deployment``: the output values the signal gives, and
+    COMPLETE, or FAILED for a non-zero ``deploy_status_code`` or a value of an
+    ``error_output`` output, with Heat's reason and event words."""
+    values = dict(output_values or {})
     reasons: dict[str, Any] = {}
     code = details.get(STATUS_CODE)
+    summary = "succeeded"
     if code and str(code) != "0":
-        failed = True
         reasons[STATUS_CODE] = f"Deployment exited with non-zero status code: {code}"
+        summary = f"failed ({code})"
     for output in outputs:
         name = output["name"]
         if name in details:
             values[name] = details[name]
             if output.get("error_output"):
-                failed = True
                 reasons[name] = details[name]
+                summary = "failed"
     for name in DEPLOY_OUTPUTS:
         values[name] = details.get(name)
-    if failed:
+    if reasons:
         reason = ", ".join(f"{key} : {value}" for key, value in reasons.items())
-        return {"output_values": values, "status": FAILED, "status_reason": reason}
-    return {"output_values": values, "status": COMPLETE, "status_reason": "Outputs received"}
-
-
-def signal_summary(deployment_id: str, details: Mapping[str, Any],
-                   outputs: Sequence[Mapping[str, Any]]) -> str:
-    """The SIGNAL event's words for it (Heat's ``event_reason``)."""
-    code = details.get(STATUS_CODE)
-    summary = (f"deployment {deployment_id} failed ({code})" if code and str(code) != "0"
-               else f"deployment {deployment_id} succeeded")
-    if any(o["name"] in details and o.get("error_output") for o in outputs):
-        summary = f"deployment {deployment_id} failed"
-    return summary
+        return Outcome({"output_values": values, "status": Status.FAILED.value,
+                        "status_reason": reason}, summary)
+    return Outcome({"output_values": values, "status": Status.COMPLETE.value,
+                    "status_reason": "Outputs received"}, summary)
 
 
 class SoftwareDeployment(Resource):
@@ -221,19 +230,21 @@ class SoftwareDeployment(Resource):
         return self._check_complete(token)
 
     def handle_delete(self) -> Token:
-        # As Heat: run the deployment for DELETE when it is triggered for it (a config
-        # gone meanwhile skips it), then remove the rows.
+        # As Heat: run the deployment for DELETE when it is triggered for it, then remove
+        # the rows; a config or deployment gone meanwhile skips the run (Heat ignores
+        # NotFound for the whole call).
         try:
             return self._handle_action(Action.DELETE)
-        except SoftwareConfigNotFound:
+        except (SoftwareConfigNotFound, SoftwareDeploymentNotFound):
             return None
 
     def check_delete_complete(self, token: Token) -> bool:
-        if token and self.physical_id is not None:
-            store = self.runtime.software_configs()
-            if store.get_deployment(self.physical_id) is not None \
-                    and not self._check_complete(token):
-                return False
+        if token:
+            try:
+                if not self._check_complete(token):
+                    return False
+            except SoftwareDeploymentNotFound:
+                pass  # removed by its API meanwhile: nothing left to wait for
         self._delete_rows()
         return True
 
@@ -241,12 +252,17 @@ class SoftwareDeployment(Resource):
 
     def handle_signal(self, details: Mapping[str, Any] | None,
                       received: Sequence[Mapping[str, Any]]) -> Signal:
-        """Kept as sent; applied to the deployment by the worker at its next look."""
+        """Kept as sent; applied to the deployment by the worker at its next look. The
+        event names the outcome while the resource waits on its deployment; otherwise
+        the signal changes nothing and its event has Heat's generic words (Heat's
+        handler returns nothing then)."""
         if self.physical_id is None:
             raise BadRequest(reason="deployment_id must be specified")
         body = dict(details or {})
-        return Signal(body, signal_summary(self.physical_id, body,
-                                           self.data.get("outputs") or []))
+        if not self.data.get("waiting"):
+            return Signal(body)
+        outcome = signal_outcome(None, body, self.data.get("outputs") or [])
+        return Signal(body, f"deployment {self.physical_id} {outcome.summary}")
 
     # --- attributes ----------------------------------------------------------------------
 
@@ -282,30 +298,38 @@ class SoftwareDeployment(Resource):
         source = self._source(store)
         self.data["outputs"] = [{"name": o["name"], "error_output": bool(o.get("error_output"))}
                                 for o in source.get("outputs") or []]
+        # A token's secret is kept in the derived configs only (a stack of before kept it
+        # here too).
+        self.data.pop("signal", None)
         if not self._triggered(action, source):
             return None
-        transport = self.properties["signal_transport"]
-        derived = self._create_derived(store, action, source)
-        waits = transport != NO_SIGNAL
-        changes = {"config_id": derived["id"], "action": action,
-                   "input_values": self.properties.get("input_values"),
-                   "status": IN_PROGRESS if waits else COMPLETE,
-                   "status_reason": "Deploy data available" if waits
-                   else "Not waiting for outputs signal"}
-        # Signals sent before this action are not its outcome.
-        self.data["signals_seen"] = len(self.runtime.signals())
-        if self.physical_id is None:
-            deployment_id = str(uuid.uuid5(_IDS, self.runtime.resource_key))
-            store.create_deployment(deployment_id, server_id=str(self.properties["server"]),
-                                    **changes)
-            self.set_physical_id(deployment_id)
-        else:
+        previous = None
+        if self.physical_id is not None:
+            # Before anything is made for it: a deployment gone leaves no derived config.
             previous = store.get_deployment(self.physical_id)
             if previous is None:
                 raise SoftwareDeploymentNotFound(id=self.physical_id)
-            store.update_deployment(self.physical_id, changes)
+        derived = self._create_derived(store, action, source, previous)
+        waits = self.properties["signal_transport"] != NO_SIGNAL
+        changes = {"config_id": derived["id"], "action": action,
+                   "status": Status.IN_PROGRESS.value if waits else Status.COMPLETE.value,
+                   "status_reason": "Deploy data available" if waits
+                   else "Not waiting for outputs signal"}
+        input_values = self.properties.get("input_values")
+        if input_values:  # as Heat, which writes no empty field
+            changes["input_values"] = input_values
+        # Signals sent before this action are not its outcome.
+        self.data["last_signal"] = self._last_signal()
+        self.data["waiting"] = waits
+        if previous is None:
+            deployment_id = str(uuid.uuid5(_IDS, self.runtime.resource_key))
+            store.create_deployment(deployment_id, server_id=str(self.properties["server"]),
+                                    **{"input_values": None, **changes})
+            self.set_physical_id(deployment_id)
+        else:
+            store.update_deployment(previous["id"], changes)
             if previous["config_id"] != derived["id"]:
-                self._delete_config(store, previous["config_id"])
+                store.delete_config(previous["config_id"])
         return {"deployment": self.physical_id} if waits else None
 
     def _check_complete(self, token: Token) -> bool:
@@ -313,29 +337,47 @@ class SoftwareDeployment(Resource):
             return True
         store = self.runtime.software_configs()
         deployment_id = str(token["deployment"])
-        self._apply_signals(store, deployment_id)
-        deployment = store.get_deployment(deployment_id)
+        deployment = self._apply_signals(store, deployment_id)
         if deployment is None:
             raise SoftwareDeploymentNotFound(id=deployment_id)
-        if deployment["status"] == COMPLETE:
-            self.data["output_values"] = deployment.get("output_values") or {}
-            return True
-        if deployment["status"] == FAILED:
-            self.data["output_values"] = deployment.get("output_values") or {}
+        if deployment["status"] not in (Status.COMPLETE, Status.FAILED):
+            return False
+        self.data["output_values"] = deployment.get("output_values") or {}
+        self.data["waiting"] = False
+        if deployment["status"] == Status.FAILED:
             raise Error(f"Deployment to server failed: {deployment['status_reason']}")
-        return False
+        return True
 
-    def _apply_signals(self, store: SoftwareConfigStore, deployment_id: str) -> None:
-        """Apply the signals that arrived since the action began, in order; one that
-        finds the deployment no longer in progress changes nothing (Heat's rule)."""
-        signals = self.runtime.signals()
-        seen = int(self.data.get("signals_seen", 0))
-        for details in signals[seen:]:
-            deployment = store.get_deployment(deployment_id)
-            if deployment is not None and deployment["status"] == IN_PROGRESS:
-                store.update_deployment(deployment_id, signal_outcome(
-                    deployment, details, self.data.get("outputs") or []))
-        self.data["signals_seen"] = len(signals)
+    def _last_signal(self) -> int | None:
+        """The number of the last signal the resource has taken."""
+        after = self.data.get("last_signal")
+        fresh = self.runtime.signals_after(after)
+        return fresh[-1][0] if fresh else after
+
+    def _apply_signals(self, store: SoftwareConfigStore, deployment_id: str
+                       ) -> Mapping[str, Any] | None:
+        """Apply the signals that arrived since the last one applied, in order, each
+        checked and written in one transaction; one that finds the deployment no longer
+        in progress changes nothing (Heat's rule). The deployment after them."""
+        outputs = self.data.get("outputs") or []
+
+        def applying(details: Mapping[str, Any]
+                     ) -> Callable[[Mapping[str, Any]], Mapping[str, Any] | None]:
+            def change(deployment: Mapping[str, Any]) -> Mapping[str, Any] | None:
+                if deployment["status"] != Status.IN_PROGRESS:
+                    return None
+                return signal_outcome(deployment.get("output_values"), details,
+                                      outputs).changes
+            return change
+
+        fresh = self.runtime.signals_after(self.data.get("last_signal"))
+        if not fresh:
+            return store.get_deployment(deployment_id)
+        deployment = None
+        for number, details in fresh:
+            deployment = store.change_deployment(deployment_id, applying(details))
+            self.data["last_signal"] = number
+        return deployment
 
     def _source(self, store: SoftwareConfigStore) -> Mapping[str, Any]:
         config_id = self.properties.get("config")
@@ -354,13 +396,17 @@ class SoftwareDeployment(Resource):
         return action in (self.properties.get("actions") or [])
 
     def _create_derived(self, store: SoftwareConfigStore, action: str,
-                        source: Mapping[str, Any]) -> Mapping[str, Any]:
-        inputs = self._derived_inputs(action, source)
+                        source: Mapping[str, Any], previous: Mapping[str, Any] | None
+                        ) -> Mapping[str, Any]:
         # One id per derived config of this deployment: a resumed action (its data not
-        # saved) finds the config it made.
+        # saved) finds the config it made, and issues no second token for it.
         count = int(self.data.get("derived", 0))
         config_id = str(uuid.uuid5(_IDS, f"{self.runtime.resource_key}/config/{count}"))
         self.data["derived"] = count + 1
+        found = store.get_config(config_id)
+        if found is not None:
+            return found
+        inputs = self._derived_inputs(action, source, self._token_inputs(store, previous))
         return store.create_config(
             config_id=config_id,
             name=self.properties.get("name") or source.get("name")
@@ -370,7 +416,26 @@ class SoftwareDeployment(Resource):
             inputs=inputs, outputs=list(source.get("outputs") or []),
             options=source.get("options"))
 
-    def _derived_inputs(self, action: str, source: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def _token_inputs(self, store: SoftwareConfigStore, previous: Mapping[str, Any] | None
+                      ) -> dict[str, Any]:
+        """The :data:`TOKEN_INPUTS` of the transport: the previous derived config's (one
+        token for every action, as before), or those of a token issued now."""
+        transport = self.properties["signal_transport"]
+        if transport not in (CFN_SIGNAL, TEMP_URL_SIGNAL, HEAT_SIGNAL):
+            return {}
+        before = store.get_config(previous["config_id"]) if previous is not None else None
+        given = {i["name"]: i.get("value") for i in (before or {}).get("inputs") or []}
+        kept = {name: given[name] for name in TOKEN_INPUTS if given.get(name)}
+        if given.get("deploy_signal_transport") == transport and kept:
+            return kept
+        issued = self.runtime.issue_signal_token()
+        self.data["signal_token_id"] = issued.id  # its id only: never the secret
+        return {"deploy_signal_id": issued.signed_url, "deploy_auth_url": issued.auth_url,
+                "deploy_username": issued.id, "deploy_user_id": issued.id,
+                "deploy_password": issued.secret}
+
+    def _derived_inputs(self, action: str, source: Mapping[str, Any],
+                        token: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Heat's order: the config's inputs with their values (the default where none
         is given), then the other input values as String inputs, then ``deploy_*``."""
         values = dict(self.properties.get("input_values") or {})
@@ -398,32 +463,21 @@ class SoftwareDeployment(Resource):
         deploy("deploy_signal_transport", transport,
                "How the server should signal to heat with the deployment output values.")
         if transport in (CFN_SIGNAL, TEMP_URL_SIGNAL):
-            token = self._signal_token()
-            deploy("deploy_signal_id", token["signed_url"],
+            deploy("deploy_signal_id", token["deploy_signal_id"],
                    "ID of signal to use for signaling output values")
             deploy("deploy_signal_verb", "PUT" if transport == TEMP_URL_SIGNAL else "POST",
                    "HTTP verb to use for signaling output values")
         elif transport == HEAT_SIGNAL:
-            token = self._signal_token()
-            deploy("deploy_auth_url", token["url"].split("/stacks/", 1)[0],
-                   "URL for API authentication")
-            deploy("deploy_username", token["id"], "Username for API authentication")
-            deploy("deploy_user_id", token["id"], "User ID for API authentication")
-            deploy("deploy_password", token["secret"], "Password for API authentication")
+            deploy("deploy_auth_url", token["deploy_auth_url"], "URL for API authentication")
+            deploy("deploy_username", token["deploy_username"],
+                   "Username for API authentication")
+            deploy("deploy_user_id", token["deploy_user_id"], "User ID for API authentication")
+            deploy("deploy_password", token["deploy_password"],
+                   "Password for API authentication")
             deploy("deploy_project_id", runtime.tenant_id,
                    "ID of project for API authentication")
             deploy("deploy_region_name", None, "Region name for API authentication")
         return inputs
-
-    def _signal_token(self) -> dict[str, str]:
-        """The resource's signal token, issued once and kept for every action."""
-        token = self.data.get("signal")
-        if token is None:
-            issued = self.runtime.issue_signal_token()
-            token = {"id": issued.id, "secret": issued.secret, "url": issued.url,
-                     "signed_url": issued.signed_url}
-            self.data["signal"] = token
-        return dict(token)
 
     def _delete_rows(self) -> None:
         """The deployment, its derived config and the signal token (Heat's
@@ -433,12 +487,8 @@ class SoftwareDeployment(Resource):
             deployment = store.get_deployment(self.physical_id)
             if deployment is not None:
                 store.delete_deployment(self.physical_id)
-                self._delete_config(store, deployment["config_id"])
+                store.delete_config(deployment["config_id"])
         self.runtime.revoke_signal_tokens()
-
-    @staticmethod
-    def _delete_config(store: SoftwareConfigStore, config_id: str) -> None:
-        store.delete_config(config_id)
 
 
 class StructuredDeployment(SoftwareDeployment):

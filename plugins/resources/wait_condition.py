@@ -18,13 +18,13 @@ from typing import Any, ClassVar
 from engine.errors import BadRequest, StackValidationFailed
 from engine.resources.base import Resource, Signal, SignalledResource, Token
 from engine.schema import INTEGER, NUMBER, STRING, AllowedValues, Attribute, Property, Range
+from engine.vocabulary import SignalTransport
 
 SUCCESS, FAILURE = "SUCCESS", "FAILURE"
 #: The keys of a normalised signal, as Heat checks them (``_metadata_format_ok``).
 SIGNAL_KEYS = frozenset({"data", "reason", "status", "id"})
-TOKEN_SIGNAL = "TOKEN_SIGNAL"
-SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL",
-                     "ZAQAR_SIGNAL", TOKEN_SIGNAL)
+TOKEN_SIGNAL = SignalTransport.TOKEN_SIGNAL.value
+SIGNAL_TRANSPORTS = tuple(t.value for t in SignalTransport)
 
 
 def merged_signals(signals: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -47,6 +47,8 @@ class WaitConditionHandle(Resource):
     """
 
     support_version: ClassVar[str] = "2014.2"
+    # An adopt issues its own token: abandon data without this one loses nothing.
+    secret_data: ClassVar[frozenset[str]] = frozenset({"token"})
 
     properties_schema: ClassVar[Mapping[str, Property]] = {
         "signal_transport": Property(

@@ -39,6 +39,7 @@ def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Kiln]:
         tmp_path_factory.mktemp("kiln-sinks"), None,
         OS_EVENT_SINKS__POLL_SECONDS="0.05", OS_EVENT_SINKS__TIMEOUT_SECONDS="1",
         OS_EVENT_SINKS__BACKOFF_SECONDS="0.1", OS_EVENT_SINKS__MAX_BACKOFF_SECONDS="0.2",
+        OS_EVENT_SINKS__ALLOW_PRIVATE_TARGETS="true",  # the receiver is on loopback
         OS_ENGINE__LEASE_SECONDS="1.5", OS_ENGINE__HEARTBEAT_INTERVAL_SECONDS="0.25")
     yield running_kiln
     running_kiln.stop()

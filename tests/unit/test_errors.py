@@ -113,7 +113,7 @@ def test_heat_message_texts(exc: errors.KilnError, text: str) -> None:
     [
         (errors.EntityNotFound, errors.NotFound),
         (errors.ResourceNotFound, errors.EntityNotFound),
-        (errors.OutputNotFound, errors.EntityNotFound),
+        (errors.OutputNotFound, errors.NotFound),
         (errors.StackExists, errors.Conflict),
         (errors.ActionInProgress, errors.Conflict),
         (errors.StackValidationFailed, errors.Invalid),

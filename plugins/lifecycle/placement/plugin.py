@@ -23,7 +23,7 @@ from oslo_config import cfg
 from engine.context import RequestContext
 from engine.lifecycle.base import Denied, LifecyclePlugin, PluginServices, Transactions, Warn
 from engine.lifecycle.view import StackView
-from engine.vocabulary import Action
+from engine.vocabulary import UPDATE_LIKE, Action
 from plugins.lifecycle.placement import store
 from plugins.lifecycle.placement.algorithm import (
     Demand,
@@ -54,9 +54,6 @@ OPTS = [
 
 #: Actions whose pre-op places the stack from nothing.
 CREATING = (Action.CREATE, Action.ADOPT)
-#: Actions that take the stack to a new definition (``current_stack``), keeping what it can:
-#: a restore is an update to the snapshot's.
-UPDATING = (Action.UPDATE, Action.ROLLBACK, Action.RESTORE)
 #: Actions whose success means the stack's resources are gone.
 RELEASING = (Action.DELETE, Action.ABANDON)
 
@@ -97,7 +94,7 @@ class PlacementPlugin(LifecyclePlugin):
         action = action or stack.action
         if action in CREATING:
             target = stack
-        elif action in UPDATING and current_stack is not None:
+        elif action in UPDATE_LIKE and current_stack is not None:
             target = current_stack
         else:
             return None
@@ -114,7 +111,7 @@ class PlacementPlugin(LifecyclePlugin):
             existing = store.of_stack(session, stack.id)
             if action in CREATING and existing:
                 return _warning(wanted)  # a repeated call: the first one reserved
-            if action in UPDATING:
+            if action in UPDATE_LIKE:
                 if any(row.state == store.PENDING and row.action == action
                        for row in existing):
                     return _warning(wanted)  # a repeated call: the first one reserved
@@ -145,7 +142,7 @@ class PlacementPlugin(LifecyclePlugin):
         inventory = self._inventory
         assert inventory is not None
         fixed: dict[str, HostKey] = {}
-        if action in UPDATING:
+        if action in UPDATE_LIKE:
             held = {row.resource_name: row for row in store.of_stack(session, stack.id)
                     if row.state == store.HELD}
             hosts = inventory.hosts()
@@ -179,7 +176,7 @@ class PlacementPlugin(LifecyclePlugin):
             with self._database.transaction() as session:
                 store.release_stack(session, stack.id, keep=frozenset(
                     name for name, resource in stack.resources.items() if resource.exists))
-        elif action in UPDATING and current_stack is not None:
+        elif action in UPDATE_LIKE and current_stack is not None:
             with self._database.transaction() as session:
                 if is_stack_failure:
                     store.release_pending(session, stack.id, action)

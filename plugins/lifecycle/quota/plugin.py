@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from oslo_config import cfg
 
 from engine.lifecycle.base import LifecyclePlugin, PluginServices, Warn
-from engine.vocabulary import Action
+from engine.vocabulary import UPDATE_LIKE, Action
 from plugins.lifecycle.quota import limits
 from plugins.lifecycle.quota.store import Holding, Others, Place, QuotaStore
 
@@ -113,7 +113,8 @@ class QuotaPlugin(LifecyclePlugin):
 
             self._store.reserve(_place(stack), action, Holding(wanted), decide_new,
                                 dry_run=stack.dry_run)
-        elif action in (Action.UPDATE, Action.RESTORE):  # a restore is an update
+        elif action in UPDATE_LIKE and action != Action.ROLLBACK:
+            # A rollback goes back within what its failed update held: nothing to decide.
             held, wanted = _sizes(stack, current_stack)
 
             def decide_update(others: Others) -> None:
@@ -147,11 +148,11 @@ class QuotaPlugin(LifecyclePlugin):
                 self._store.settle(place, action, Holding(left))
             else:
                 self._store.settle(place, action, Holding(len(stack.resources)))
-        elif action in (Action.UPDATE, Action.RESTORE):
-            held, wanted = _sizes(stack, current_stack)
-            self._store.settle(place, action, Holding(held if is_stack_failure else wanted))
         elif action == Action.ROLLBACK:
             self._after_rollback(stack, current_stack, is_stack_failure)
+        elif action in UPDATE_LIKE:
+            held, wanted = _sizes(stack, current_stack)
+            self._store.settle(place, action, Holding(held if is_stack_failure else wanted))
         elif action in (Action.DELETE, Action.ABANDON) and not is_stack_failure:
             # A failed delete keeps its row: the resources it did not delete still exist.
             self._store.release(stack.id, stack.tenant_id)

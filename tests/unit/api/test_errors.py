@@ -146,6 +146,18 @@ def test_not_found_error(client: falcon.testing.TestClient, resource: Raising) -
                                           "The Stack (nosuch) could not be found.")
 
 
+def test_an_unknown_output_key_has_heats_type_and_words(
+        client: falcon.testing.TestClient, resource: Raising) -> None:
+    # Heat's show_output raises its generic NotFound, whose name the body carries.
+    resource.error = errors.OutputNotFound(key="nosuch")
+
+    result = client.simulate_get("/thing")
+
+    assert result.status_code == 404
+    assert envelope(result) == fault_body(404, "NotFound",
+                                          "Specified output key nosuch not found.")
+
+
 def test_conflict_error(client: falcon.testing.TestClient, resource: Raising) -> None:
     resource.error = errors.StackExists(stack_name="s1")
 

@@ -5,6 +5,7 @@ settled only by their claim."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -97,15 +98,49 @@ def test_the_sinks_follow_the_environment(db: Database, tenant_id: str) -> None:
         assert session.get(Stack, stack.id).event_sinks is None  # type: ignore[union-attr]
 
 
+def take(db: Database, at: float, name: str, limit: int = 10, max_attempts: int = 10
+         ) -> event_outbox.Claim:
+    """A claim at ``later(at)`` with a lease of 15 s."""
+    with db.transaction() as session:
+        return event_outbox.claim_due(session, lambda: later(at), limit,
+                                      datetime.timedelta(seconds=15), name, max_attempts)
+
+
+def test_a_delivery_whose_claims_never_settle_is_given_up_at_its_last_claim(
+        db: Database, tenant_id: str) -> None:
+    """A sender that dies (or fails) on a delivery every time never writes its result:
+    the tries are counted at the claim, so the delivery is given up instead of being
+    sent after every lease forever; one handed back untried keeps its try."""
+    with db.transaction() as session:
+        [first, second] = [resource_event(session, with_sinks(session, tenant_id, SINKS[:1]))
+                           for _ in range(2)]
+
+    assert [(d.event_id, d.attempts) for d in take(db, 0, "a", max_attempts=2).due] == [
+        (first, 1), (second, 1)]
+    rows = deliveries(db)
+    with db.transaction() as session:
+        event_outbox.settle(session, "a", [Result(rows[1].id, next_attempt_at=later(1))],
+                            later(1))
+    assert [d.attempts for d in take(db, 16, "b", max_attempts=2).due] == [2, 1], (
+        "the untried one's try was handed back")
+
+    last = take(db, 32, "c", max_attempts=2)
+    assert [(d.event_id, d.attempts) for d in last.given_up] == [(first, 2)]
+    assert [(d.event_id, d.attempts) for d in last.due] == [(second, 2)]
+    assert last.taken_at == later(32)
+    given_up = deliveries(db)[0]
+    assert (given_up.next_attempt_at, given_up.given_up_at, given_up.claim,
+            given_up.last_error) == (None, later(32), None, event_outbox.UNSETTLED)
+    assert take(db, 1000, "d", max_attempts=2).due == [], "given up: never claimed again"
+
+
 def test_a_claim_holds_its_deliveries_until_its_lease_runs_out(
         db: Database, tenant_id: str) -> None:
     with db.transaction() as session:
         resource_event(session, with_sinks(session, tenant_id))
 
     def claim(at: float, name: str, limit: int = 10) -> list[int]:
-        with db.transaction() as session:
-            return [due.id for due in event_outbox.claim_due(
-                session, later(at), limit, later(at + 15), name)]
+        return [due.id for due in take(db, at, name, limit).due]
 
     first, second = claim(0, "a", limit=1), claim(0, "b")
     assert (len(first), len(second)) == (1, 1) and first != second
@@ -122,7 +157,7 @@ def test_a_claim_holds_its_deliveries_until_its_lease_runs_out(
     assert sorted(rows) == first + second
     assert (rows[second[0]].attempts, rows[second[0]].next_attempt_at,
             rows[second[0]].last_error, rows[second[0]].claim) == (
-        1, later(30), "HTTP 500", None)
+        2, later(30), "HTTP 500", None), "tries are counted by the claims"
 
     with db.transaction() as session:
         event_outbox.settle(session, "d", [Result(first[0], delivered=True)], later(18))
@@ -133,7 +168,7 @@ def test_a_claim_holds_its_deliveries_until_its_lease_runs_out(
                             later(32))
     [given_up] = deliveries(db)
     assert (given_up.next_attempt_at, given_up.given_up_at, given_up.attempts) == (
-        None, later(32), 2)
+        None, later(32), 3)
     with db.read() as session:
         assert event_outbox.pending_count(session) == 0
         assert not event_outbox.any_due(session, later(10_000))
@@ -149,9 +184,7 @@ def test_a_stacks_later_deliveries_to_a_target_wait_for_its_earlier_ones(
         elsewhere = resource_event(session, other)
 
     def claim(at: float, name: str, limit: int = 10) -> list[str]:
-        with db.transaction() as session:
-            return [due.event_id for due in event_outbox.claim_due(
-                session, later(at), limit, later(at + 15), name)]
+        return [due.event_id for due in take(db, at, name, limit).due]
 
     assert claim(0, "a", limit=1) == [first]
     assert claim(0, "b") == [elsewhere], "held up behind the claimed one: another stack's"

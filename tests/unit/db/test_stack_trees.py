@@ -73,10 +73,18 @@ def test_the_resources_of_a_tree_are_counted_from_any_of_its_stacks(
         add_operation(session, stacks["a"], Action.UPDATE,
                       payload={"target": {"template": grown, "parameters": {}}})
         add_operation(session, stacks["a1"], Action.UPDATE, payload={"planned": True})
+        # The rollback of an update plans its target as the update did; a create's
+        # rollback only deletes.
+        add_operation(session, stacks["root"], Action.ROLLBACK,
+                      payload={"kind": "update", "target": {"template": grown}})
+        undone = add_stack(session, tenant_id, "root-c", owner_id=stacks["root"].id,
+                           parent_resource="c", nested_depth=1)
+        add_operation(session, undone, Action.ROLLBACK, payload={"kind": "create"})
 
     with db.transaction() as session:
         counted = stack_trees.tree_resources(session, stacks["a1"].id, lock=True)
         assert resource_rows.count_resources(session, stacks["root"].id) == 2
 
     assert counted.rows == 6, "the deleted child's are not the tree's"
-    assert sorted(counted.unplanned, key=lambda pair: pair[1]) == [(TEMPLATE, 0), (grown, 1)]
+    assert sorted(counted.unplanned, key=lambda pair: pair[1]) == [
+        (TEMPLATE, 0), (grown, 1), (grown, 2)]

@@ -68,7 +68,7 @@ def fail(db: Database, operation_id: str, name: str, reason: str, owner: str = "
     with db.transaction() as session:
         step = session.scalars(select(Step).where(Step.operation_id == operation_id,
                                                   Step.resource_name == name)).one()
-        return steps.fail_step(session, step, owner, later(5), reason)
+        return steps.fail_step(session, step, owner, later(5), reason) is not None
 
 
 def states(db: Database, operation_id: str) -> dict[str, tuple[str, int]]:

@@ -270,7 +270,8 @@ def test_aborting_fails_the_resources_mid_action_and_cancels_every_open_step(
         later_one = add_resource(session, stack, "later", action=Action.INIT)
         running_steps(session, operation, "mid", waiting=("later",))
 
-        transitions.abort_open_steps(session, operation, stack, "CREATE aborted", later(9))
+        transitions.abort_open_steps(session, operation, stack, "CREATE aborted", later(9),
+                                     waiting_reason="waited")
 
         assert step_states(session, operation) == {"mid": "CANCELLED", "later": "CANCELLED"}
         assert operation.open_steps == 0
@@ -412,7 +413,7 @@ def test_giving_up_fails_the_resources_mid_action_and_the_stack(
         running_steps(session, operation, "mid")
 
         transitions.give_up(session, operation, stack, "CREATE aborted", "Kiln failed",
-                            later(6))
+                            later(6), waiting_reason="waited")
 
         assert events(session, stack) == [("mid", "CREATE", "FAILED", "CREATE aborted"),
                                           ("stack", "CREATE", "FAILED", "Kiln failed")]

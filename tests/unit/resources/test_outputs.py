@@ -1,8 +1,8 @@
 """engine.resources.outputs: outputs resolved from stored rows (only those asked for, each
-failure its own ``output_error``, the evaluation budget honoured), and the API's cache of
-them (kept for the IR they were resolved from, never when volatile, too large or too
-old). Resolving through the services and the database: tests/unit/services/
-test_stack_reads.py."""
+failure its own ``output_error``, the evaluation budget honoured, a nested stack's outputs
+read live), and the API's cache of them (kept for the IR they were resolved from, never
+when volatile, too large or too old). Resolving through the services and the database:
+tests/unit/services/test_stack_reads.py."""
 
 from __future__ import annotations
 
@@ -13,9 +13,16 @@ from typing import Any, NamedTuple
 import pytest
 
 from engine import budget
+from engine.errors import DatabaseUnavailable
 from engine.ir.build import build_from_document, pseudo_parameters
 from engine.ir.model import ResolvedStack
-from engine.resources.outputs import OutputCache, Resolved, output_resources, resolve_outputs
+from engine.resources.outputs import (
+    OutputCache,
+    Resolved,
+    nested_stack_id,
+    output_resources,
+    resolve_outputs,
+)
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parse import document
 
@@ -76,7 +83,7 @@ def test_only_the_outputs_asked_for_and_the_rows_they_read_are_resolved(
     assert [o["output_value"] for o in never_created] == ["it is ", 7]
 
 
-def test_an_output_past_the_evaluation_budget_is_its_error_and_is_volatile(
+def test_an_output_past_the_evaluation_budget_is_its_error_and_not_volatile(
         ir: ResolvedStack, registry: ResourceTypeRegistry) -> None:
     no_time = dataclasses.replace(budget.limits(), evaluation_timeout_seconds=0)
     with budget.evaluation(no_time):
@@ -89,7 +96,63 @@ def test_an_output_past_the_evaluation_budget_is_its_error_and_is_volatile(
         "long: the regular expressions, yaql and str_replace of one evaluation may take 0 s "
         "in all ([template] evaluation_timeout_seconds).")
     assert plain["output_value"] == 7 and "output_error" not in plain
-    assert resolved.volatile  # it may fit the budget next time
+    # Kept for the cache's age like any other: resolving it again on every read would
+    # spend the whole budget each time (the console polls every 2 s).
+    assert not resolved.volatile
+
+
+PARENT = """\
+heat_template_version: 2018-08-31
+resources:
+  inner: {type: child.yaml}
+  v: {type: OS::Heat::Value, properties: {value: 1}}
+outputs:
+  through: {value: {get_attr: [inner, word]}}
+"""
+CHILD = "heat_template_version: 2018-08-31\noutputs:\n  word: {value: x}\n"
+INNER = Row(2, "inner", "child.yaml", "child-1", {}, {"outputs": {"word": "copied"}})
+
+
+@pytest.fixture
+def parent(registry: ResourceTypeRegistry) -> ResolvedStack:
+    return build_from_document(document(PARENT), {},
+                               pseudo_parameters("stack-1", "web", "tenant-1"), registry.get,
+                               files={"child.yaml": CHILD})
+
+
+def child_said(word: Any, volatile: bool = False) -> Resolved:
+    return Resolved([{"output_key": "word", "description": "", "output_value": word}],
+                    volatile)
+
+
+def test_a_nested_stacks_outputs_are_read_live_and_its_clock_makes_the_parents_volatile(
+        parent: ResolvedStack, registry: ResourceTypeRegistry) -> None:
+    assert nested_stack_id("child.yaml", "child-1", registry) == "child-1"
+    assert nested_stack_id("child.yaml", None, registry) is None  # not made yet
+    assert nested_stack_id("OS::Heat::Value", "v-1", registry) is None
+    assert nested_stack_id("Gone::Type", "g-1", registry) is None
+
+    def through(children: Any) -> Resolved:
+        return resolve_outputs(parent, Stack(), {"inner": INNER}, registry, now,
+                               children=children)
+
+    assert through(None).outputs[0]["output_value"] == "copied"  # the worker's: the copy
+    assert through(lambda _: None).outputs[0]["output_value"] == "copied"  # gone
+    assert through(lambda _: child_said("live")) == Resolved(
+        [{"output_key": "through", "description": "No description given",
+          "output_value": "live"}], volatile=False)
+    assert through(lambda _: child_said("later", volatile=True)).volatile
+
+
+def test_a_database_failure_reading_a_nested_stack_fails_the_read(
+        parent: ResolvedStack, registry: ResourceTypeRegistry) -> None:
+    """A 503, as any read the database fails, not that output's ``output_error``."""
+    def unavailable(_: str) -> Resolved:
+        raise DatabaseUnavailable(reason="gone away")
+
+    with pytest.raises(DatabaseUnavailable):
+        resolve_outputs(parent, Stack(), {"inner": INNER}, registry, now,
+                        children=unavailable)
 
 
 def resolved(volatile: bool = False, value: Any = "v") -> Resolved:

@@ -75,3 +75,23 @@ def test_a_masked_noecho_default_of_a_cfn_template_is_refused_too() -> None:
 
     assert caught.value.message == REFUSED.format("Key")
     assert create["parameters"] == {"Key": "again"}
+
+
+def test_an_event_sinks_masked_secret_is_refused_unless_the_request_names_the_sinks() -> None:
+    """Abandon data masks each sink's secret; the tenant names the stack's sinks again
+    in the request's environment (``openstack stack adopt -e``), which replace the
+    data's, as the request's parameters win."""
+    hook = {"type": "webhook", "target": "https://hooks.example.com/", "secret": MASK}
+    data = json.dumps(abandoned({"parameters": {"pw": "x"},
+                                 "event_sinks": [{**hook, "secret": "kept"}, hook]}))
+
+    with pytest.raises(BadRequest) as caught:
+        adopt_request({"adopt_stack_data": data})
+    assert caught.value.message == (
+        "The secret of event_sinks[1] is masked in the abandon data; give the stack's "
+        "event_sinks again, with their secrets, in the request's environment")
+
+    again = [{**hook, "secret": "given-again"}]
+    create, _ = adopt_request({"adopt_stack_data": data,
+                               "environment": {"event_sinks": again}})
+    assert create["environment"]["event_sinks"] == again

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -13,11 +14,15 @@ import pytest
 
 from engine import budget
 from engine.context import RequestContext
+from engine.db.models import Stack
 from engine.db.session import Database
 from engine.errors import BadRequest, RequestLimitExceeded, ResourceTypeNotFound
+from engine.ir.stored import StoredIrs
 from engine.resources.registry import ResourceTypeRegistry
+from engine.services.proposals import StackLimits
 from engine.services.stack_dry_runs import StackDryRuns
 from engine.services.stack_writes import StackWrites
+from engine.template.event_sinks import SinkRules
 from tests.unit.conftest import Clock
 from tests.unit.worker.running import run, worker
 
@@ -115,3 +120,54 @@ def test_resources_a_condition_leaves_out_count_too(
 
     with resources_per_stack(1), pytest.raises(RequestLimitExceeded):
         dry_runs.validate(ctx, {"template": template})
+
+
+HOOK = {"type": "webhook", "target": "https://hooks.example.com/kiln", "secret": "s"}
+
+
+@pytest.mark.parametrize("way", ["create", "patch"])
+def test_a_stack_may_name_only_so_many_event_sinks(
+        propose: dict[str, Callable[[dict[str, Any]], Any]], way: str) -> None:
+    sinks = [{**HOOK, "target": f"https://hooks.example.com/{n}"} for n in range(6)]
+
+    with pytest.raises(BadRequest) as caught:
+        propose[way]({"template": TEMPLATE, "environment": {"event_sinks": sinks}})
+
+    assert caught.value.message == ("Too many event sinks (event_sinks in environment): 6 "
+                                    "given, at most 5 per stack")
+
+
+def test_a_patch_drops_stored_sinks_no_longer_allowed_and_checks_only_its_own(
+        db: Database, registry: ResourceTypeRegistry, clock: Clock, irs: StoredIrs,
+        ctx: RequestContext, caplog: pytest.LogCaptureFixture) -> None:
+    """A stack stored before sinks were checked may hold a zaqar-queue sink, and the
+    operator may have narrowed the schemes since: a PATCH that does not name sinks keeps
+    the stored ones still allowed and drops the others (a WARNING each) instead of
+    refusing the tenant for what it did not send; the sinks a request names are checked."""
+    writes = StackWrites(db, registry, StackLimits(sink_rules=SinkRules(schemes=("https",))),
+                         clock, irs)
+    record = writes.create(ctx, {"stack_name": "old", "template": TEMPLATE,
+                                 "environment": {"event_sinks": [HOOK]}})
+    run(worker(db, registry, clock))
+    zaqar = {"type": "zaqar-queue", "target": "q"}
+    plain = {**HOOK, "target": "http://hooks.example.com/plain"}
+    with db.transaction() as session:
+        stack = session.get(Stack, record.id)
+        assert stack is not None
+        stack.environment = {**stack.environment, "event_sinks": [zaqar, HOOK, plain]}
+
+    with caplog.at_level(logging.WARNING, logger="engine.services.update_requests"):
+        writes.update(ctx, "old", record.id, {"parameters": {}}, patch=True)
+    run(worker(db, registry, clock))
+
+    with db.read() as session:
+        stored = session.get(Stack, record.id)
+        assert stored is not None
+        assert (stored.environment["event_sinks"], stored.event_sinks) == ([HOOK], [HOOK])
+    assert "zaqar-queue" in caplog.text and 'The scheme "http"' in caplog.text
+    assert "dropped by its update" in caplog.text
+    with pytest.raises(BadRequest) as caught:
+        writes.update(ctx, "old", record.id, {"environment": {"event_sinks": [plain]}},
+                      patch=True)
+    assert caught.value.message == ('The scheme "http" of event_sinks[0] is not allowed '
+                                    "here; allowed: https")

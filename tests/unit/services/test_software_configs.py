@@ -14,12 +14,15 @@ from engine.errors import (
     Invalid,
     InvalidRestrictedAction,
     OperatorViewForbidden,
+    RequestLimitExceeded,
     SoftwareConfigNotFound,
     SoftwareDeploymentNotFound,
     StackValidationFailed,
 )
+from engine.services import software_configs
 from engine.services.software_configs import SoftwareConfigs
 from engine.services.tenants import TenantService
+from engine.worker.software_store import WorkerSoftwareConfigs
 from tests.unit.conftest import Clock
 
 
@@ -117,8 +120,10 @@ def test_tenants_never_see_each_others(service: SoftwareConfigs, alice: RequestC
     with pytest.raises(SoftwareDeploymentNotFound) as missing:
         service.update_deployment(bob, deployment["id"], {"status": "COMPLETE"})
     assert str(missing.value) == f"Deployment with id {deployment['id']} not found"
-    with pytest.raises(Invalid, match=f"Config with id {mine['id']} not found"):
+    with pytest.raises(Invalid) as invalid:
         service.create_deployment(bob, {"config_id": mine["id"], "server_id": "srv"})
+    assert str(invalid.value) == (f"Data supplied was not valid: Config with id "
+                                  f"{mine['id']} not found")
     with pytest.raises(OperatorViewForbidden):
         service.list_configs(bob, global_tenant=True)
     admin = RequestContext(tenant_id=bob.tenant_id, token_tenant_id=bob.tenant_id,
@@ -196,3 +201,36 @@ def test_a_tenant_goes_with_its_configs_and_deployments(service: SoftwareConfigs
     TenantService(db, clock).delete_tenant("alice")
 
     assert service.list_configs(alice) == [] and service.list_deployments(alice) == []
+
+
+def test_the_limits_count_every_row_and_spare_admins(
+        service: SoftwareConfigs, alice: RequestContext, db: Database, clock: Clock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(software_configs, "MAX_CONFIGS_PER_TENANT", 1)
+    monkeypatch.setattr(software_configs, "MAX_DEPLOYMENTS_PER_TENANT", 1)
+    # A stack's config counts as the API's do (Heat's count_all).
+    stack_config = WorkerSoftwareConfigs(db, clock, alice.tenant_id).create_config(
+        name="s", group=None, config="", inputs=[], outputs=[], options=None)
+
+    with pytest.raises(RequestLimitExceeded) as refused:
+        config(service, alice)
+    assert str(refused.value) == ("Request limit exceeded: You have reached the maximum "
+                                  "software configs per tenant, 1. Please delete some "
+                                  "configs.")
+    service.create_deployment(alice, {"config_id": stack_config["id"], "server_id": "s"})
+    with pytest.raises(RequestLimitExceeded, match="Please delete some deployments.$"):
+        service.create_deployment(alice, {"config_id": stack_config["id"],
+                                          "server_id": "s"})
+    admin = RequestContext(tenant_id=alice.tenant_id, token_tenant_id=alice.tenant_id,
+                           role=ADMIN_ROLE)
+    made = config(service, admin)
+    service.create_deployment(admin, {"config_id": made["id"], "server_id": "s"})
+    assert len(service.list_configs(alice)) == 2
+
+
+def test_a_config_deleted_twice_is_not_found_the_second_time(
+        service: SoftwareConfigs, alice: RequestContext) -> None:
+    made = config(service, alice)
+    service.delete_config(alice, made["id"])
+    with pytest.raises(SoftwareConfigNotFound):
+        service.delete_config(alice, made["id"])

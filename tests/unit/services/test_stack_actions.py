@@ -10,8 +10,10 @@ import json
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from engine.context import RequestContext
+from engine.db.models import Resource as Row
 from engine.db.session import Database
 from engine.errors import BadRequest
 from engine.resources.registry import ResourceTypeRegistry
@@ -49,8 +51,8 @@ outputs:
 
 
 @pytest.fixture
-def actions(db: Database, clock: Clock) -> StackActions:
-    return StackActions(db, clock, 3600)
+def actions(db: Database, clock: Clock, registry: ResourceTypeRegistry) -> StackActions:
+    return StackActions(db, clock, 3600, registry=registry)
 
 
 def create(writes: StackWrites, ctx: RequestContext, db: Database,
@@ -140,3 +142,25 @@ def test_a_hidden_template_default_a_given_value_overrides_is_masked_by_name(
     adopted = writes.create(ctx, {"stack_name": "again", "adopt_stack_data": json.dumps(data),
                                   "parameters": {"pw": "given-pw"}})
     assert adopted.action == "ADOPT"
+
+
+def test_a_types_secret_data_is_masked_and_an_adopt_of_it_makes_its_own(
+        writes: StackWrites, actions: StackActions, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock) -> None:
+    handle = ("heat_template_version: 2018-08-31\n"
+              "resources:\n  handle: {type: OS::Heat::WaitConditionHandle}\n")
+    stack_id = create(writes, ctx, db, registry, clock, template=handle)
+    with db.read() as session:
+        token = session.scalars(select(Row.data).where(Row.stack_id == stack_id)).one()["token"]
+
+    data = actions.export(ctx, "web", stack_id)
+
+    assert data["resources"]["handle"]["resource_data"]["token"] == MASK
+    assert token not in json.dumps(data)
+    adopted = writes.create(ctx, {"stack_name": "again",
+                                  "adopt_stack_data": json.dumps(actions.abandon(
+                                      ctx, "web", stack_id))}).id
+    run(worker(db, registry, clock))
+    with db.read() as session:
+        issued = session.scalars(select(Row.data).where(Row.stack_id == adopted)).one()
+    assert issued["token"] not in (MASK, token)

@@ -6,16 +6,20 @@ file with the stacks stored by StackWrites and run by a worker."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import Engine, event, select
+from sqlalchemy.pool import Pool
 
+from engine import budget
 from engine.context import ADMIN_ROLE, RequestContext
+from engine.db import stack_rows
 from engine.db.models import Resource, Stack
 from engine.db.session import Database
-from engine.errors import EntityNotFound, OutputNotFound
+from engine.errors import DatabaseUnavailable, EntityNotFound, OutputNotFound
 from engine.ir.stored import StoredIrs
 from engine.resources.outputs import resolve_outputs
 from engine.resources.registry import ResourceTypeRegistry
@@ -324,6 +328,7 @@ outputs:
   later: {value: {get_attr: [slow, output]}}
   word: {value: {get_attr: [word, value]}}
   fifth: {value: {str_split: [',', {get_attr: [word, value]}, 5]}}
+  replaced: {value: {str_replace: {template: W!, params: {W: {get_attr: [word, value]}}}}}
 """
 
 
@@ -432,6 +437,161 @@ def test_a_parent_output_reads_its_nested_stacks_output_live(
     with db.read() as session:  # what the parent's resource copied is still the old one
         row = session.scalars(select(Resource).where(Resource.stack_id == stack_id)).one()
         assert row.data["outputs"] == {"later": None}
+
+
+GROUP = """\
+heat_template_version: 2018-08-31
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 3
+      resource_def: {type: member.yaml, properties: {word: 'm%index%'}}
+outputs:
+  words: {value: {get_attr: [group, word]}}
+"""
+MEMBER = """\
+heat_template_version: 2018-08-31
+parameters:
+  word: {type: string}
+resources:
+  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}
+outputs:
+  word: {value: {get_attr: [v, value]}}
+"""
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The id of each stack whose outputs are resolved from here on."""
+    resolved: list[str] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        resolved.append(args[1].id)
+        return resolve_outputs(*args, **kwargs)
+
+    monkeypatch.setattr(stack_reads, "resolve_outputs", counting)
+    return resolved
+
+
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Each statement sent from here on, through any engine: its first table."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        table = re.search(r"\bFROM (\w+)", statement)
+        seen.append(table.group(1) if table else statement.split()[0])
+
+    event.listen(Engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(Engine, "before_cursor_execute", record)
+
+
+def test_a_parents_outputs_are_kept_until_a_nested_stacks_row_changes(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, counted: list[str],
+        statements: list[str]) -> None:
+    """The nested stacks' rows are read on every show and their digests key the
+    parent's outputs: a second show evaluates nothing, at any level; a member's row
+    changed (as by another process) shows at once."""
+    stack_id = create(writes, ctx, "web", GROUP, files={"member.yaml": MEMBER})
+    run_nested(db, registry, clock)
+
+    def words() -> Any:
+        return reads.get_output(ctx, "web", stack_id, "words")["output_value"]
+
+    assert words() == ["m0", "m1", "m2"]
+    assert len(counted) == 5  # the members, the group's stack, the stack shown
+    statements.clear()
+    assert words() == ["m0", "m1", "m2"]
+    assert len(counted) == 5  # all from the cache
+    # The stack, then its group's stack, then the three members: each its stack and
+    # the rows its outputs read.
+    assert statements == ["stacks", "resources"] * 5
+
+    shown, group, member = counted[:3]  # each counted as its resolving starts
+    assert shown == stack_id
+    with db.transaction() as session:
+        row = session.scalars(select(Resource).where(Resource.stack_id == member)).one()
+        row.properties = {"value": "changed"}
+    after = words()
+    assert "changed" in after and len({"m0", "m1", "m2"} & set(after)) == 2
+    assert counted[5:] == [stack_id, group, member]  # the other members from the cache
+
+
+def test_an_output_past_the_evaluation_budget_is_kept_for_the_caches_age(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, counted: list[str]) -> None:
+    """Not resolved again on every read: each would spend the whole budget."""
+    stack_id = create(writes, ctx, "web", LIVE)
+    run(worker(db, registry, clock))
+    no_time = dataclasses.replace(budget.limits(), evaluation_timeout_seconds=0)
+
+    for _ in range(2):
+        with budget.evaluation(no_time):
+            shown = reads.get_output(ctx, "web", stack_id, "replaced")
+        assert "took too long" in shown["output_error"]
+    assert counted == [stack_id]
+
+
+def test_a_database_failure_reading_a_nested_stack_fails_the_show(
+        writes: StackWrites, reads: StackReads, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A 503 as for any read the database fails (specs/live-outputs.rst), not an
+    ``output_error``."""
+    stack_id = create(writes, ctx, "web", PARENT_OF_SLOW, files={"slow.yaml": SLOW_CHILD})
+    run_nested(db, registry, clock)
+
+    def unavailable(*_: Any) -> Any:
+        raise DatabaseUnavailable(reason="server closed the connection unexpectedly")
+
+    monkeypatch.setattr(stack_rows, "shown_stack_by_id", unavailable)
+    for show in (lambda: reads.get(ctx, "web", stack_id),
+                 lambda: reads.get_output(ctx, "web", stack_id, "through")):
+        with pytest.raises(DatabaseUnavailable):
+            show()
+
+
+def test_an_ir_not_built_yet_is_built_with_no_pooled_connection_held(
+        writes: StackWrites, ctx: RequestContext, db: Database,
+        registry: ResourceTypeRegistry, clock: Clock, monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A large template takes a while to build: no other request should wait for a
+    connection meanwhile. Once built, a show reads the stack and its rows on one."""
+    stack_id = create(writes, ctx, "web", GROUP, files={"member.yaml": MEMBER})
+    run_nested(db, registry, clock)
+    cold = StoredIrs(registry.get, registry.constraint)
+    held: list[int] = []
+    open_connections = [0]
+
+    def checkout(*_: Any) -> None:
+        open_connections[0] += 1
+
+    def checkin(*_: Any) -> None:
+        open_connections[0] -= 1
+
+    built = cold._build
+
+    def build(stack: Any) -> Any:
+        held.append(open_connections[0])
+        return built(stack)
+
+    monkeypatch.setattr(cold, "_build", build)
+    event.listen(Pool, "checkout", checkout)
+    event.listen(Pool, "checkin", checkin)
+    try:
+        fresh = StackReads(db, cold, registry, clock)
+        shown = fresh.get(ctx, "web", stack_id).outputs or []
+        assert shown[0]["output_value"] == ["m0", "m1", "m2"]
+        assert held == [0] * 5  # the stack's, the group's and the three members'
+        assert fresh.list_outputs(ctx, "web", stack_id) == [
+            {"output_key": "words", "description": "No description given"}]
+    finally:
+        event.remove(Pool, "checkout", checkout)
+        event.remove(Pool, "checkin", checkin)
+    assert len(held) == 5  # built once each
 
 
 # --- the list -------------------------------------------------------------------------------

@@ -54,12 +54,44 @@ def test_a_sink_other_than_a_whole_webhook_is_refused_naming_it(sink: Any,
 
 
 def test_the_operators_schemes_narrow_what_a_target_may_use() -> None:
-    event_sinks.check_schemes([SINK], ("https",))
+    rules = event_sinks.SinkRules(schemes=("https",))
+    event_sinks.check_rules([SINK], rules)
     with pytest.raises(BadRequest) as caught:
-        event_sinks.check_schemes([SINK, {**SINK, "target": "http://h/"}], ("https",))
+        event_sinks.check_rules([SINK, {**SINK, "target": "http://h/"}], rules)
 
     assert caught.value.message == ('The scheme "http" of event_sinks[1] is not allowed '
                                     "here; allowed: https")
+
+
+def test_a_stack_may_name_only_so_many_sinks() -> None:
+    assert event_sinks.SinkRules().max_per_stack == 5, "[event_sinks] max_per_stack"
+    rules = event_sinks.SinkRules(max_per_stack=2)
+    event_sinks.check_rules([SINK, SINK], rules)
+    with pytest.raises(BadRequest) as caught:
+        event_sinks.check_rules([SINK, SINK, SINK], rules)
+
+    assert caught.value.message == ("Too many event sinks (event_sinks in environment): 3 "
+                                    "given, at most 2 per stack")
+
+
+def test_stored_sinks_no_longer_allowed_are_dropped_with_their_reasons() -> None:
+    """What an update keeps of a stack's stored sinks it does not name again: a sink
+    stored before sinks were checked, or before the operator narrowed the rules, is
+    dropped, not refused."""
+    zaqar = {"type": "zaqar-queue", "target": "q"}
+    plain = {**SINK, "target": "http://hooks.example.com/"}
+    rules = event_sinks.SinkRules(schemes=("https",), max_per_stack=1)
+
+    kept, dropped = event_sinks.carried([zaqar, plain, SINK, SINK], rules)
+
+    assert kept == [SINK]
+    assert dropped == [
+        'The event sink type "zaqar-queue" (event_sinks[0] of the stored environment) is '
+        'not supported by Kiln, which has no Zaqar; use "webhook"',
+        'The scheme "http" of event_sinks[1] of the stored environment is not allowed '
+        "here; allowed: https",
+        "event_sinks[3] of the stored environment is beyond the 1 a stack may have"]
+    assert event_sinks.carried(None, rules) == ([], [])
 
 
 def test_every_view_of_an_environment_masks_the_secret() -> None:

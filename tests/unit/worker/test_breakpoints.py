@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from engine import reasons
 from engine.context import RequestContext
-from engine.db.models import ResourceHook, Step
+from engine.db import transitions
+from engine.db.models import Operation, ResourceHook, Step
 from engine.db.session import Database
+from engine.db.stack_rows import load_stack
 from engine.errors import InvalidBreakPointHook, ResourceNotFound
 from engine.services.events import EventQuery
 from engine.worker.loop import WorkerLoop
@@ -181,3 +184,134 @@ def test_pre_update_breaks_on_a_resource_the_update_leaves_as_it_is(
     assert hook_events(stacks, ctx, name, stack_id) == [
         ("two", "CREATE_COMPLETE", "UPDATE paused until Hook pre-update is cleared"),
         ("two", "CREATE_COMPLETE", "Hook pre-update is cleared")]
+
+
+# a and c are independent of b, which fails once its create has run a few seconds.
+SIBLINGS = """\
+heat_template_version: 2018-08-31
+resources:
+  a: {type: OS::Heat::RandomString}
+  b: {type: OS::Heat::TestResource, properties: {fail: true, wait_secs: 4}}
+  c: {type: OS::Heat::RandomString}
+"""
+
+
+def test_a_sibling_failure_ends_the_waits_at_pre_and_post_hooks(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    record = stacks.create(ctx, {"stack_name": "s", "template": SIBLINGS, "environment": {
+        "resource_registry": {"resources": {"a": {"hooks": "pre-create"},
+                                            "c": {"hooks": "post-create"}}}}})
+    name, stack_id = record.name, record.id
+    loop = worker_for(stacks)
+    tick(loop, clock, 2)
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "CREATE_IN_PROGRESS", "a": "INIT_COMPLETE", "b": "CREATE_IN_PROGRESS",
+        "c": "CREATE_COMPLETE"}
+    tick(loop, clock)
+
+    # Ended with b, as Heat ends them: not at the time-out an hour later.
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "CREATE_FAILED", "a": "INIT_COMPLETE", "b": "CREATE_FAILED",
+        "c": "CREATE_COMPLETE"}
+    assert hook_events(stacks, ctx, name, stack_id) == [
+        ("a", "INIT_COMPLETE", "CREATE paused until Hook pre-create is cleared"),
+        ("c", "CREATE_COMPLETE", "CREATE paused until Hook post-create is cleared"),
+        ("c", "CREATE_COMPLETE", "Failure occurred while waiting."),
+        ("a", "INIT_COMPLETE", "Failure occurred while waiting.")]
+    assert (step_of(db, stack_id, "a").state, step_of(db, stack_id, "c").state) == (
+        "CANCELLED", "COMPLETE")
+    with db.read() as session:
+        assert session.scalars(select(ResourceHook)).all() == []
+    with pytest.raises(InvalidBreakPointHook):  # nothing left to create a in a failed stack
+        stacks.signal(ctx, name, stack_id, "a", {"unset_hook": "pre-create"})
+
+
+def test_a_time_out_just_after_a_clear_leaves_the_resources_as_they_stand(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    record = stacks.create(ctx, {
+        "stack_name": "s", "template": SIBLINGS.replace("fail: true", "fail: false"),
+        "timeout_mins": 1, "environment": {"resource_registry": {"resources": {
+            "a": {"hooks": "pre-create"}, "c": {"hooks": "post-create"}}}}})
+    name, stack_id = record.name, record.id
+    loop = worker_for(stacks)
+    tick(loop, clock)
+    stacks.signal(ctx, name, stack_id, "a", {"unset_hook": "pre-create"})
+    stacks.signal(ctx, name, stack_id, "c", {"unset_hook": "post-create"})
+    clock.advance(3600)  # both woken, and the time-out comes before a worker claims them
+    tick(loop, clock)
+
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status, stack.status_reason) == (
+        "CREATE", "FAILED", "Create timed out")
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "CREATE_FAILED", "a": "INIT_COMPLETE", "b": "CREATE_COMPLETE",
+        "c": "CREATE_COMPLETE"}
+    assert sorted(hook_events(stacks, ctx, name, stack_id)[-2:]) == [
+        ("a", "INIT_COMPLETE", "Failure occurred while waiting."),
+        ("c", "CREATE_COMPLETE", "Failure occurred while waiting.")]
+
+
+def test_an_operation_given_up_ends_the_wait_as_a_time_out_does(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    name, stack_id = start(stacks, ctx, {"two": {"hooks": "pre-create"}})
+    tick(worker_for(stacks), clock)
+
+    with db.transaction() as session:
+        operation = session.scalars(select(Operation).where(
+            Operation.stack_id == stack_id)).one()
+        transitions.give_up(session, operation, load_stack(session, stack_id),
+                            "CREATE aborted", "Kiln failed", clock(),
+                            waiting_reason=reasons.HOOK_WAIT_FAILED)
+
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "CREATE_FAILED", "one": "CREATE_COMPLETE", "two": "INIT_COMPLETE",
+        "three": "INIT_COMPLETE"}
+    assert hook_events(stacks, ctx, name, stack_id)[-1] == (
+        "two", "INIT_COMPLETE", "Failure occurred while waiting.")
+
+
+# d waits for r: an update of both and the delete of the stack pass r's hooks.
+VALUES = """\
+heat_template_version: 2018-08-31
+resources:
+  r: {type: OS::Heat::TestResource, properties: {value: %s}}
+  d: {type: OS::Heat::TestResource, properties: {value: %s}, depends_on: r}
+"""
+
+
+def test_post_update_and_post_delete_hooks_pause_after_the_action(
+        clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    hooks = {"resource_registry": {"resources": {"r": {"hooks": [
+        "post-update", "post-delete"]}}}}
+    record = stacks.create(ctx, {"stack_name": "s", "template": VALUES % ("x", "x"),
+                                 "environment": hooks})
+    name, stack_id = record.name, record.id
+    loop = worker_for(stacks)
+    tick(loop, clock)
+    physical_id = stacks.get_resource(ctx, name, stack_id, "r").physical_id
+
+    stacks.update(ctx, name, stack_id, {"template": VALUES % ("y", "y"),
+                                        "environment": hooks}, patch=False)
+    tick(loop, clock)
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "UPDATE_IN_PROGRESS", "r": "UPDATE_COMPLETE", "d": "CREATE_COMPLETE"}
+    stacks.signal(ctx, name, stack_id, "r", {"unset_hook": "post-update"})
+    tick(loop, clock)
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "UPDATE_COMPLETE", "r": "UPDATE_COMPLETE", "d": "UPDATE_COMPLETE"}
+    assert stacks.get_resource(ctx, name, stack_id, "r").physical_id == physical_id
+
+    stacks.delete(ctx, name, stack_id)
+    tick(loop, clock)
+    assert states(stacks, ctx, name, stack_id) == {
+        "stack": "DELETE_IN_PROGRESS", "r": "DELETE_COMPLETE", "d": "DELETE_COMPLETE"}
+    stacks.signal(ctx, name, stack_id, "r", {"unset_hook": "post-delete"})
+    tick(loop, clock)
+
+    stack = stacks.get(ctx, name, stack_id)
+    assert (stack.action, stack.status) == ("DELETE", "COMPLETE")
+    assert hook_events(stacks, ctx, name, stack_id) == [
+        ("r", "UPDATE_COMPLETE", "UPDATE paused until Hook post-update is cleared"),
+        ("r", "UPDATE_COMPLETE", "Hook post-update is cleared"),
+        ("r", "DELETE_COMPLETE", "DELETE paused until Hook post-delete is cleared"),
+        ("r", "DELETE_COMPLETE", "Hook post-delete is cleared")]

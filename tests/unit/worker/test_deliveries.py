@@ -1,16 +1,22 @@
 """engine.worker.deliveries against a real receiver on loopback: each delivery is signed
 and carries the event's id; a failure is tried again after a back-off with jitter (and
 the rest of its target's batch waits as long, untried), given up after the last try; a
-redirect is followed only to the same host; a scheme the operator does not allow is
+redirect is followed only to the same host, and one that is no URL fails its delivery
+alone; a send ends at its deadline; each target's deliveries are settled as soon as they
+are done; a scheme the operator does not allow, or an address that is not public, is
 given up at once."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import hmac
 import logging
+import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -29,7 +35,7 @@ from tests.webhook_receiver import Receiver, running
 SECRET = "a-secret-to-sign-with"
 SETTINGS = DeliverySettings(timeout_seconds=2.0, max_attempts=3, backoff_seconds=1.0,
                             max_backoff_seconds=3.0, poll_seconds=0.01, batch_size=10,
-                            threads=2)
+                            threads=2, allow_private_targets=True)  # loopback receivers
 
 
 @pytest.fixture
@@ -55,9 +61,9 @@ def outbox(db: Database) -> list[EventDelivery]:
         return list(session.scalars(select(EventDelivery).order_by(EventDelivery.id)))
 
 
-def deliverer(db: Database, clock: Clock, settings: DeliverySettings = SETTINGS
-              ) -> Deliverer:
-    return Deliverer(db, settings, clock=clock, random_fraction=lambda: 0.5)
+def deliverer(db: Database, clock: Clock, settings: DeliverySettings = SETTINGS,
+              sender: deliveries.Sender = deliveries.send) -> Deliverer:
+    return Deliverer(db, settings, clock=clock, random_fraction=lambda: 0.5, sender=sender)
 
 
 def test_the_signature_is_hmac_sha256_over_the_timestamp_and_body() -> None:
@@ -146,11 +152,106 @@ def test_a_redirect_is_followed_only_to_the_same_host(
         away, "HTTP 307: a redirect to another host is not followed")
 
 
+def test_a_redirect_that_is_no_url_is_that_deliverys_failure_not_the_rounds(
+        db: Database, clock: Clock, receiver: Receiver) -> None:
+    """A Location whose port is no port made the round raise before it settled: every
+    delivery of the claim, other tenants' too, was sent again after each lease, forever
+    (regression)."""
+    receiver.redirects["/broken"] = "http://127.0.0.1:99999/"
+    [broken] = owe(db, clock, f"{receiver.url}/broken")
+    [fine] = owe(db, clock, f"{receiver.url}/fine")
+
+    deliverer(db, clock).run_once()
+
+    assert [r.event_id for r in receiver.on("/fine")] == [fine]
+    [row] = outbox(db)
+    assert (row.event_id, row.attempts, row.claim, row.last_error) == (
+        broken, 1, None, "ValueError: Port out of range 0-65535")
+
+
+def test_a_sender_that_raises_fails_its_delivery_and_the_round_goes_on(
+        db: Database, clock: Clock, receiver: Receiver) -> None:
+    def sender(target: str, *args: Any) -> deliveries.Answer:
+        if target.endswith("/bug"):
+            raise RuntimeError("a bug met on the way")
+        return deliveries.send(target, *args)
+
+    [bug] = owe(db, clock, f"{receiver.url}/bug")
+    [fine] = owe(db, clock, f"{receiver.url}/fine")
+
+    deliverer(db, clock, sender=sender).run_once()
+
+    assert [r.event_id for r in receiver.on("/fine")] == [fine]
+    [row] = outbox(db)
+    assert (row.event_id, row.attempts, row.last_error, row.next_attempt_at is not None) == (
+        bug, 1, "RuntimeError: a bug met on the way", True)
+
+
+def test_a_send_ends_at_its_deadline_however_the_answer_trickles(receiver: Receiver) -> None:
+    """http.client's timeout is per socket read: an answer trickled a byte at a time
+    never reached it, and one receiver could hold its thread past the claim's lease."""
+    receiver.trickles.add("/slow")
+    settings = dataclasses.replace(SETTINGS, timeout_seconds=0.3)
+    started = time.monotonic()
+
+    answer = deliveries.send(f"{receiver.url}/slow", b"{}", {}, settings)
+
+    assert time.monotonic() - started < 1.0
+    assert answer == deliveries.Answer(False, "no answer within 0.3 s")
+    assert len(receiver.on("/slow")) == 1
+
+
+def test_each_targets_deliveries_are_settled_as_soon_as_they_are_done(
+        db: Database, clock: Clock, receiver: Receiver) -> None:
+    """A slow receiver's thread does not hold back what the others' found out."""
+    seen_settled = threading.Event()
+
+    def sender(target: str, *args: Any) -> deliveries.Answer:
+        if target.endswith("/slow"):
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and not seen_settled.is_set():
+                if [r.event_id for r in outbox(db)] == [slow]:
+                    seen_settled.set()
+                time.sleep(0.01)
+            return deliveries.Answer(False, "slow")
+        return deliveries.send(target, *args)
+
+    [slow] = owe(db, clock, f"{receiver.url}/slow")
+    owe(db, clock, f"{receiver.url}/fast")
+
+    deliverer(db, clock, sender=sender).run_once()
+
+    assert seen_settled.is_set(), "the fast target's delivery was settled while /slow sent"
+
+
+def test_a_target_that_is_not_public_is_refused_where_it_resolves(
+        db: Database, clock: Clock, receiver: Receiver) -> None:
+    """Checked on the address a name resolved to, at each connection (redirects too),
+    so neither a literal address nor a name (DNS rebinding) reaches the engines' own
+    networks unless the operator allows it."""
+    settings = dataclasses.replace(SETTINGS, allow_private_targets=False)
+    port = receiver.server.server_address[1]
+    owe(db, clock, f"http://localhost:{port}/by-name")
+
+    deliverer(db, clock, settings).run_once()
+
+    [row] = outbox(db)
+    assert (row.attempts, row.given_up_at) == (1, clock())
+    assert row.last_error.startswith("the target's address 127.0.0.1 is not public")
+    assert receiver.requests == []
+    for address in ("127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+                    "::1", "fe80::1%eth0", "fc00::1", "::ffff:192.168.0.1", "224.0.0.1"):
+        assert not deliveries.is_public(address), address
+    for address in ("8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"):
+        assert deliveries.is_public(address), address
+
+
 def test_a_scheme_the_operator_does_not_allow_is_given_up_at_once(
         db: Database, clock: Clock, receiver: Receiver) -> None:
     owe(db, clock, f"{receiver.url}/plain")
 
-    deliverer(db, clock, DeliverySettings(allowed_schemes=("https",))).run_once()
+    deliverer(db, clock, dataclasses.replace(SETTINGS, allowed_schemes=("https",))
+              ).run_once()
 
     [row] = outbox(db)
     assert (row.attempts, row.given_up_at, row.last_error) == (

@@ -5,11 +5,14 @@ the stack; on a SQLite file with an injected clock."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from engine.context import MEMBER_ROLE, RequestContext
+from engine.db.models import Resource
 from engine.db.session import Database
 from engine.errors import SoftwareConfigNotFound
 from engine.services.events import EventQuery
@@ -152,6 +155,50 @@ def test_a_deployment_run_for_delete_takes_its_signal_while_deleting(
     agent_signal(stacks, db, clock, ctx, deleting, {"deploy_status_code": 0})
     tick(loop, clock)
     assert stacks.software_configs.list_deployments(ctx) == []
+
+
+REPLACED = TEMPLATE.replace("server: server-1", "server: {get_param: server}").replace(
+    "parameters:\n", "parameters:\n  server: {type: string, default: server-1}\n")
+
+
+def test_a_replaced_deployments_delete_run_takes_its_signal(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    record = stacks.create(ctx, {"stack_name": "r", "template": REPLACED,
+                                 "parameters": {"actions": "CREATE,DELETE"}})
+    loop = worker_for(stacks, api_url=API)
+    tick(loop, clock)
+    (config,) = stacks.software_configs.metadata(ctx, "server-1")
+    first = {i["name"]: i["value"] for i in config["inputs"]}
+    agent_signal(stacks, db, clock, ctx, first, {"deploy_status_code": 0})
+    tick(loop, clock)
+    assert status(stacks, ctx, record.name, record.id) == "CREATE_COMPLETE"
+
+    # A new server replaces the deployment; the old one's DELETE run waits for its agent.
+    stacks.update(ctx, record.name, record.id, {"template": REPLACED, "parameters": {
+        "actions": "CREATE,DELETE", "server": "server-2"}}, patch=False)
+    tick(loop, clock)
+    (config,) = stacks.software_configs.metadata(ctx, "server-2")
+    agent_signal(stacks, db, clock, ctx, {i["name"]: i["value"] for i in config["inputs"]},
+                 {"deploy_status_code": 0})
+    tick(loop, clock)
+    (config,) = stacks.software_configs.metadata(ctx, "server-1")
+    deleting = {i["name"]: i["value"] for i in config["inputs"]}
+    assert deleting["deploy_action"] == "DELETE"
+    assert deleting["deploy_password"] == first["deploy_password"]  # the old one's token
+    agent_signal(stacks, db, clock, ctx, deleting, {"deploy_status_code": 0})
+    tick(loop, clock)
+
+    assert status(stacks, ctx, record.name, record.id) == "UPDATE_COMPLETE"
+    assert stacks.software_configs.metadata(ctx, "server-1") == []
+    events = stacks.list_events(ctx, record.name, record.id, EventQuery(ascending=True),
+                                "deploy")
+    assert [e.reason for e in events if e.action == "SIGNAL"][-1].endswith("succeeded")
+    # The secrets are in the derived configs only, never in a resource's data (which
+    # snapshots, abandon and export copy).
+    with db.read() as session:
+        stored = json.dumps([(row.data, row.replaced) for row in session.scalars(
+            select(Resource).where(Resource.stack_id == record.id))])
+    assert "kilnsig_" not in stored
 
 
 GROUP = """\

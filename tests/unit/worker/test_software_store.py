@@ -4,6 +4,9 @@ and the stack's tenant's rows only."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 
 from engine.context import RequestContext
@@ -59,3 +62,22 @@ def test_another_tenants_rows_read_as_none(db: Database, clock: Clock,
     assert theirs.get_config(CONFIG_ID) is None
     theirs.delete_config(CONFIG_ID)
     assert WorkerSoftwareConfigs(db, clock, ctx.tenant_id).get_config(CONFIG_ID) is not None
+
+
+def test_a_change_sees_the_deployment_it_writes(db: Database, clock: Clock,
+                                                ctx: RequestContext) -> None:
+    store = WorkerSoftwareConfigs(db, clock, ctx.tenant_id)
+    store.create_config(config_id=CONFIG_ID, name="n", group="g", config="c", inputs=[],
+                        outputs=[], options=None)
+    store.create_deployment("d-1", config_id=CONFIG_ID, server_id="srv", input_values=None,
+                            action="CREATE", status="COMPLETE", status_reason="by PUT")
+    seen = []
+
+    def only_in_progress(deployment: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        seen.append(deployment["status"])
+        return None if deployment["status"] != "IN_PROGRESS" else {"status": "FAILED"}
+
+    unchanged = store.change_deployment("d-1", only_in_progress)
+    assert seen == ["COMPLETE"] and unchanged is not None
+    assert unchanged["status_reason"] == "by PUT" and "updated_time" not in unchanged
+    assert store.change_deployment("nope", only_in_progress) is None

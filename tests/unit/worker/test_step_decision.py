@@ -329,6 +329,44 @@ def test_a_rollback_to_the_replaced_resource_restores_it(scene: Scene) -> None:
     assert decision.instance.physical_id == "lamp-2"  # the replacement goes
 
 
+# --- restoring a snapshot ------------------------------------------------------------------
+
+
+class Dimmer(Lamp):
+    """A lamp restored to the colour its snapshot kept; told to, it reads its signals
+    (a runtime call the contract forbids in ``handle_restore``)."""
+
+    def handle_restore(self, snapshot: Mapping[str, Any]) -> Mapping[str, Any]:
+        if snapshot.get("reach_out"):
+            self.runtime.signals()
+        self.data["restored"] = True
+        return {**self.properties, "colour": snapshot["resource_data"]["colour"]}
+
+
+def test_a_restore_decides_on_what_handle_restore_gives_on_a_read_only_runtime(
+        scene: Scene) -> None:
+    scene.registry = ResourceTypeRegistry(
+        {**{n: scene.registry.get(n) for n in scene.registry.names()},
+         "Test::Lamp": Dimmer})
+    scene.decider = StepDecider(scene.db, scene.registry, scene.clock, api_url=API_URL,
+                                irs=StoredIrs(scene.registry.get, scene.registry.constraint))
+    entry = {"resource_id": "lamp-1", "resource_data": {"colour": "blue"}}
+    decision = scene.decide("UPDATE", template(), operation="RESTORE",
+                            payload={"snapshot": {"resources": {"lamp": entry}}}).decision
+    assert (decision.outcome, decision.action, decision.failure) == (Outcome.ACT, "UPDATE",
+                                                                     None)
+    assert decision.prop_diff == {"colour": "blue"}
+    assert decision.instance is not None and decision.instance.data["restored"] is True
+
+    # Called inside the deciding transaction, a runtime call would open another (SQLite:
+    # a deadlock); the read-only runtime refuses it and the step fails instead.
+    decision = scene.decide("UPDATE", template(), operation="RESTORE", payload={
+        "snapshot": {"resources": {"lamp": {**entry, "reach_out": True}}}}).decision
+    assert decision.outcome == Outcome.ACT
+    assert isinstance(decision.failure, RuntimeError)
+    assert "read its signals" in str(decision.failure)
+
+
 # --- nothing to act on, or failing at once ------------------------------------------------
 
 

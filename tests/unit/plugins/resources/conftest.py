@@ -69,6 +69,15 @@ class FakeSoftwareConfigs:
         self.deployments[deployment_id]["updated_time"] = "2026-11-22T12:00:01Z"
         return copy.deepcopy(self.deployments[deployment_id])
 
+    def change_deployment(self, deployment_id: str,
+                          change: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+                          ) -> Mapping[str, Any] | None:
+        found = self.get_deployment(deployment_id)
+        if found is None:
+            return None
+        changes = change(found)
+        return found if changes is None else self.update_deployment(deployment_id, changes)
+
     def delete_deployment(self, deployment_id: str) -> None:
         self.deployments.pop(deployment_id, None)
 
@@ -117,7 +126,8 @@ class FakeRuntime:
         url = (f"http://kiln.test/v1/{self.tenant_id}/stacks/{self.stack_name}/"
                f"{self.stack_id}/resources/res/signal")
         issued = IssuedSignalToken(f"token-{number}", f"secret-{number}", url,
-                                   f"{url}?signal_token=secret-{number}")
+                                   f"{url}?signal_token=secret-{number}",
+                                   f"http://kiln.test/v1/{self.tenant_id}")
         self.issued.append(issued)
         return issued
 
@@ -129,6 +139,11 @@ class FakeRuntime:
 
     def signals(self) -> Sequence[Mapping[str, Any]]:
         return list(self.own_signals)
+
+    def signals_after(self, after: int | None) -> Sequence[tuple[int, Mapping[str, Any]]]:
+        # Numbered from 1 in arrival order, as the real ones grow.
+        return [(number, signal) for number, signal in enumerate(self.own_signals, 1)
+                if after is None or number > after]
 
     def software_configs(self) -> FakeSoftwareConfigs:
         return self.configs

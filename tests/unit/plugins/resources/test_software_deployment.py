@@ -292,6 +292,7 @@ def test_a_structured_deployment_substitutes_its_inputs(build: Build,
     assert runtime.configs.configs[found["config_id"]]["config"] == {
         "a": "F", "b": ["CREATE"], "c": None, "d": {"get_input": 1}}
 
+    runtime.resource_key += "/d2"  # another resource: its own derived config ids
     strict = build(StructuredDeployment, {"config": SOURCE, "server": "srv2",
                                           "input_values_validate": "STRICT"}, name="d2")
     with pytest.raises(UserParameterMissing, match=r"The Parameter \(missing\)"):
@@ -339,3 +340,82 @@ def test_the_groups_as_heats() -> None:
     assert SoftwareDeployments.support().describe() == {
         "status": "DEPRECATED", "version": "2014.2", "previous_status": None,
         "message": "Please use OS::Heat::SoftwareDeploymentGroup instead."}
+
+
+def test_a_deployment_deleted_by_its_api_does_not_fail_the_delete(
+        build: Build, runtime: FakeRuntime, source: str) -> None:
+    res = deployment(build, actions=["CREATE", "DELETE"])
+    res.handle_create()
+    runtime.configs.deployments.clear()  # DELETE /software_deployments/<id>
+    derived = set(runtime.configs.configs)
+
+    token = res.handle_delete()
+
+    assert token is None and res.check_delete_complete(token) is True
+    assert set(runtime.configs.configs) == derived  # no derived config made for it
+
+
+def test_no_secret_is_kept_in_the_resource_data(build: Build, runtime: FakeRuntime,
+                                                 source: str) -> None:
+    res = build(SoftwareDeployment, {"config": SOURCE, "server": "srv-1",
+                                     "signal_transport": "CFN_SIGNAL"}, name="deploy",
+                data={"signal": {"id": "old", "secret": "old"}})  # as stacks of before
+    token = res.handle_create()
+    signal(res, runtime, {"deploy_status_code": 0})
+    assert res.check_create_complete(token) is True
+    updated = build(SoftwareDeployment, {"config": SOURCE, "server": "srv-1",
+                                         "signal_transport": "CFN_SIGNAL",
+                                         "input_values": {"foo": "new"}},
+                    name="deploy", physical_id=res.physical_id, data=dict(res.data))
+    updated.handle_update({"input_values": {"foo": "new"}})
+
+    (issued,) = runtime.issued  # one token for every action
+    assert inputs_of(runtime, updated)["deploy_signal_id"] == issued.signed_url
+    assert "secret" not in json.dumps(updated.data)
+    assert updated.data["signal_token_id"] == issued.id
+
+
+def test_signals_are_applied_once_each_and_in_one_change(build: Build,
+                                                        runtime: FakeRuntime,
+                                                        source: str) -> None:
+    res = deployment(build)
+    token = res.handle_create()
+    signal(res, runtime, {"deploy_status_code": 0, "deploy_stdout": "first"})
+    assert res.check_create_complete(token) is True
+    assert res.data["last_signal"] == 1
+    # An agent's PUT, then a late signal: the signal finds it not in progress.
+    runtime.configs.update_deployment(str(res.physical_id), {"status": "IN_PROGRESS"})
+    updated = build(SoftwareDeployment, {"config": SOURCE, "server": "srv-1"},
+                    name="deploy", physical_id=res.physical_id, data=dict(res.data))
+    token = updated.handle_update({})
+    assert updated.check_update_complete(token) is False  # the CREATE's is not re-read
+    runtime.configs.update_deployment(str(res.physical_id), {
+        "status": "COMPLETE", "output_values": {"deploy_stdout": "via PUT"}})
+    assert signal(updated, runtime, {"deploy_stdout": "late"}) is not None
+    assert updated.check_update_complete(token) is True
+    assert updated.get_attribute("deploy_stdout") == "via PUT"
+    assert updated.data["last_signal"] == 2
+
+
+def test_a_signal_when_not_waiting_has_heats_generic_event(build: Build,
+                                                           runtime: FakeRuntime,
+                                                           source: str) -> None:
+    res = deployment(build, input_values={"bar": "b"})
+    token = res.handle_create()
+    signal(res, runtime, {"deploy_status_code": 0})
+    assert res.check_create_complete(token) is True
+
+    assert res.handle_signal({"deploy_status_code": 0}, []).summary is None
+    # An update without input values keeps the deployment's (Heat skips empty fields).
+    updated = build(SoftwareDeployment, {"config": SOURCE, "server": "srv-1"},
+                    name="deploy", physical_id=res.physical_id, data=dict(res.data))
+    updated.handle_update({"input_values": None})
+    found = runtime.configs.deployments[str(res.physical_id)]
+    assert found["input_values"] == {"bar": "b"}
+
+
+def test_server_and_name_are_bounded_by_their_columns(build: Build) -> None:
+    with pytest.raises(StackValidationFailed, match=r"server.*length \(256\)"):
+        deployment(build, server="s" * 256)
+    with pytest.raises(StackValidationFailed, match=r"name.*length \(256\)"):
+        deployment(build, name="n" * 256)
