@@ -39,6 +39,7 @@ from engine.resources.base import Resource
 from engine.resources.nested import ChildStackResource
 from engine.resources.read_only import ReadOnlyRuntime, RowFacts, StackFacts
 from engine.resources.registry import ResourceTypeRegistry
+from engine.resources.scope import InstanceScope
 from engine.template.parameters import hidden_values, redact
 
 
@@ -163,7 +164,7 @@ class _WatchedClock:
         return self._clock()
 
 
-class _StoredRows:
+class _StoredRows(InstanceScope):
     """Answers get_param, get_resource and get_attr from stored rows, read only; each
     resource is built once however many outputs read it."""
 
@@ -181,18 +182,6 @@ class _StoredRows:
 
     def param(self, name: str) -> Any:
         return self._parameters[name]
-
-    def reference_id(self, resource: str) -> Any:
-        instance = self._instance(resource)
-        return instance.get_reference_id() if instance else None
-
-    def attribute(self, resource: str, attribute: str, path: Any = ()) -> Any:
-        instance = self._instance(resource)
-        return instance.get_attribute_path(attribute, path) if instance else None
-
-    def attributes(self, resource: str) -> Any:
-        instance = self._instance(resource)
-        return instance.all_attributes() if instance else None
 
     def _instance(self, name: str) -> Resource | None:
         if name not in self._built:

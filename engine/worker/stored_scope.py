@@ -6,7 +6,7 @@ The IR such a scope evaluates is the stored stack's (``engine.ir.stored``)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.db.models import Resource as ResourceRow
@@ -14,6 +14,7 @@ from engine.ir.model import ResolvedStack
 from engine.lifecycle.snapshot import Redefined, StackFacts
 from engine.resources.base import Resource
 from engine.resources.registry import ResourceTypeRegistry
+from engine.resources.scope import InstanceScope
 from engine.template.stored_parameters import stored_hidden_values
 
 RuntimeFactory = Callable[[str], Any]
@@ -53,7 +54,7 @@ class StoredResource:
                    dict(row.data or {}))
 
 
-class StoredScope:
+class StoredScope(InstanceScope):
     """Answers get_param, get_resource and get_attr from the IR and stored resources."""
 
     def __init__(self, ir: ResolvedStack, resources: Mapping[str, StoredResource],
@@ -65,18 +66,6 @@ class StoredScope:
 
     def param(self, name: str) -> Any:
         return self._ir.parameters[name]
-
-    def reference_id(self, resource: str) -> Any:
-        instance = self._instance(resource)
-        return instance.get_reference_id() if instance else None
-
-    def attribute(self, resource: str, attribute: str, path: Sequence[Any] = ()) -> Any:
-        instance = self._instance(resource)
-        return instance.get_attribute_path(attribute, path) if instance else None
-
-    def attributes(self, resource: str) -> Any:
-        instance = self._instance(resource)
-        return instance.all_attributes() if instance else None
 
     def _instance(self, name: str) -> Resource | None:
         stored = self._resources.get(name)
