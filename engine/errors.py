@@ -13,8 +13,8 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   │   └── ResourceNotFound
     │   ├── OutputNotFound ..... Heat's type: NotFound (``api_type``)
     │   ├── GroupMemberNotFound
-    │   ├── SoftwareConfigNotFound
-    │   ├── SoftwareDeploymentNotFound
+    │   ├── SoftwareConfigNotFound  Heat's type: NotFound
+    │   ├── SoftwareDeploymentNotFound  Heat's type: NotFound
     │   ├── SnapshotNotFound
     │   ├── NoEventsFound
     │   ├── EventNotFound
@@ -112,7 +112,8 @@ class KilnError(Exception):
     """Base of every error Kiln raises on purpose."""
 
     msg_fmt: ClassVar[str] = "An unknown error occurred."
-    #: The error's type in an API body, when Heat's is not the class's name (where Heat
+    #: The error's type in an API body and in a resource's failure reason (``<type>:
+    #: resources.<name>: <message>``), when Heat's is not the class's name (where Heat
     #: raises its generic ``NotFound``, Kiln has a class of its own).
     api_type: ClassVar[str | None] = None
 
@@ -233,6 +234,7 @@ class SoftwareConfigNotFound(NotFound):
     ``NotFound``)."""
 
     msg_fmt = "Software config with id {id} not found"
+    api_type = "NotFound"
 
 
 class SoftwareDeploymentNotFound(NotFound):
@@ -240,6 +242,7 @@ class SoftwareDeploymentNotFound(NotFound):
     ``NotFound``)."""
 
     msg_fmt = "Deployment with id {id} not found"
+    api_type = "NotFound"
 
 
 class InvalidRestrictedAction(Conflict):

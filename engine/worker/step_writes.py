@@ -243,4 +243,5 @@ class StepWrites:
 def failure_reason(exc: Exception, name: str, secrets: tuple[str, ...]) -> str:
     """A failed resource's status reason, as Heat writes it."""
     message = exc.message if isinstance(exc, KilnError) else str(exc)
-    return str(redact(reasons.resource_error(type(exc).__name__, name, message), secrets))
+    kind = (exc.api_type if isinstance(exc, KilnError) else None) or type(exc).__name__
+    return str(redact(reasons.resource_error(kind, name, message), secrets))

@@ -146,16 +146,22 @@ def test_not_found_error(client: falcon.testing.TestClient, resource: Raising) -
                                           "The Stack (nosuch) could not be found.")
 
 
-def test_an_unknown_output_key_has_heats_type_and_words(
-        client: falcon.testing.TestClient, resource: Raising) -> None:
-    # Heat's show_output raises its generic NotFound, whose name the body carries.
-    resource.error = errors.OutputNotFound(key="nosuch")
+@pytest.mark.parametrize(("error", "message"), [
+    (errors.OutputNotFound(key="nosuch"), "Specified output key nosuch not found."),
+    (errors.SoftwareConfigNotFound(id="c1"), "Software config with id c1 not found"),
+    (errors.SoftwareDeploymentNotFound(id="d1"), "Deployment with id d1 not found"),
+])
+def test_what_heat_raises_its_generic_not_found_for_has_heats_type_and_words(
+        client: falcon.testing.TestClient, resource: Raising, error: errors.KilnError,
+        message: str) -> None:
+    # Heat's show_output and its software config and deployment lookups raise its
+    # generic NotFound, whose name the body carries.
+    resource.error = error
 
     result = client.simulate_get("/thing")
 
     assert result.status_code == 404
-    assert envelope(result) == fault_body(404, "NotFound",
-                                          "Specified output key nosuch not found.")
+    assert envelope(result) == fault_body(404, "NotFound", message)
 
 
 def test_conflict_error(client: falcon.testing.TestClient, resource: Raising) -> None:
