@@ -51,7 +51,10 @@ here (``tests/unit/test_errors.py`` checks it)::
     │   ├── PhysicalResourceIDAmbiguity
     │   ├── NotSupported
     │   ├── ResourceActionNotSupported
+    │   ├── ResourceActionRestricted .. an update or replacement the environment's
+    │   │                          ``restricted_actions`` forbid (a step's failure)
     │   ├── InvalidBreakPointHook .. a hook no breakpoint has, or one not set
+    │   ├── InvalidRestrictedActionType .. ``restricted_actions`` naming no action
     │   ├── LifecycleDenied .... a lifecycle plugin's dry run would fail the operation
     │   └── AmbiguousName ...... kiln-manage: a name or id prefix matches several
     ├── Unauthorized ........... 401
@@ -467,6 +470,25 @@ class InvalidBreakPointHook(Invalid):
     """Heat's: an environment's ``hooks`` that name no hook type, or a signal's
     ``unset_hook`` that names none or one not set on the resource."""
 
+    msg_fmt = "{message}"
+
+
+class ResourceActionRestricted(Invalid):
+    """Heat's: an update step would change its resource in place (``update``) or replace
+    it (``replace``) and the stack's environment restricts that action for the resource
+    (``resource_registry.resources.<name>.restricted_actions``). Never raised to a
+    request: it is the failure of the step (and so of the update)."""
+
+    msg_fmt = "{action} is restricted for resource."
+
+
+class InvalidRestrictedActionType(Invalid):
+    """Heat's ``InvalidRestrictedAction`` for an environment's ``restricted_actions``
+    that name no restricted action (Heat answers 500, Kiln 400: it is the request's
+    fault). Kiln's ``InvalidRestrictedAction`` is the software-config conflict that
+    shares Heat's name."""
+
+    api_type = "InvalidRestrictedAction"
     msg_fmt = "{message}"
 
 

@@ -81,6 +81,15 @@ class Hook(enum.StrEnum):
     POST_DELETE = "post-delete"
 
 
+class RestrictedAction(enum.StrEnum):
+    """What an environment may forbid an update to do to a resource
+    (``resource_registry.resources.<name>.restricted_actions``): change it in place, or
+    replace it. Heat's names, in Heat's order (its message lists them so)."""
+
+    UPDATE = "update"
+    REPLACE = "replace"
+
+
 class Status(enum.StrEnum):
     """How a stack's or a resource's action stands (Heat's statuses)."""
 

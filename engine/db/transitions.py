@@ -433,6 +433,16 @@ def reset_stack(session: Session, stack: Stack, action: str, status: Status | st
     event_rows.add_stack_event(session, stack, now)
 
 
+def add_refused_action_event(session: Session, stack: Stack, row: Resource,
+                             action: Action | str, reason: str, now: datetime.datetime
+                             ) -> None:
+    """The ``<ACTION>_FAILED`` event of an action refused before it touched the resource
+    (Heat's restricted action): the resource keeps its state, as in Heat."""
+    event_rows.add_event(session, stack_id=stack.id, resource_name=row.name,
+                         physical_resource_id=row.physical_id or "", resource_type=row.type,
+                         action=action, status=Status.FAILED, reason=reason, now=now)
+
+
 def add_replaced_resource_event(session: Session, stack: Stack, row: Resource,
                                 physical_id: str | None, resource_type: str,
                                 action: Action | str, status: Status | str, reason: str,

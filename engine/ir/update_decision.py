@@ -14,8 +14,8 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.errors import NotSupported
-from engine.vocabulary import Action, Status
+from engine.errors import NotSupported, ResourceActionRestricted
+from engine.vocabulary import Action, RestrictedAction, Status
 
 
 class Decision(enum.StrEnum):
@@ -80,6 +80,22 @@ def decide(stored: Stored, new_type: str, new_properties: Mapping[str, Any],
     if unhealthy or needs_replacement(diff):
         return Decision.REPLACE
     return Decision.UPDATE
+
+
+# What each decision does that an environment may restrict.
+_RESTRICTABLE = {Decision.UPDATE: RestrictedAction.UPDATE,
+                 Decision.REPLACE: RestrictedAction.REPLACE}
+
+
+def check_restricted(decision: Decision, restricted: frozenset[str]) -> None:
+    """Raise ResourceActionRestricted when the environment restricts (``restricted``,
+    its ``restricted_actions`` for the resource) what ``decision`` does, as Heat checks
+    before it updates: an update in place with ``update`` restricted, a replacement
+    (a changed type, a replacing property, a failed resource) with ``replace``. Nothing,
+    a create of a never-created resource or a rollback's restore is never refused."""
+    action = _RESTRICTABLE.get(decision)
+    if action is not None and action in restricted:
+        raise ResourceActionRestricted(action=str(action))
 
 
 def external_update(external_id: str, physical_id: str | None, resource: str) -> Decision:

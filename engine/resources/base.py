@@ -51,7 +51,10 @@ change to any property not marked ``update_allowed`` replaces the resource: a ne
 created (with a new :meth:`physical_resource_name`), the resources that use it move to
 it, and the old one is deleted. Otherwise ``handle_update(prop_diff)`` changes it in place
 and ``check_update_complete(token)`` is polled. A resource whose properties did not
-change is not called at all.
+change is not called at all. ``needs_replacement`` runs while the worker prepares the
+step, inside its transaction: it may read through the runtime (a software deployment
+compares its config's inputs in the store) but must not write, and in an update preview
+the runtime refuses every call, so answer as for an update in place when it does.
 
 A type that takes an ``update_policy`` declares its keys in ``update_policy_schema``
 (``Property`` objects, as for properties) and reads the typed policy, defaults filled, as

@@ -6,8 +6,10 @@ with the list, the body's ``environment`` is ignored and the files are merged in
 top of the request's ``parameters`` (Heat's order, so that heatclient's requests mean the
 same here). ``resource_registry`` maps type names to other type names (exactly, by a
 trailing-``*`` glob, or for one resource under ``resources``) and sets breakpoints
-(``resources.<name pattern>.hooks``, :func:`resource_hooks`); a nested stack inherits the
-entries its parent resource's name matches (:func:`child_registry`).
+(``resources.<name pattern>.hooks``, :func:`resource_hooks`) and the actions an update
+may not take on a resource (``resources.<name pattern>.restricted_actions``,
+:func:`resource_restricted_actions`); a nested stack inherits the entries its parent
+resource's name matches (:func:`child_registry`).
 ``parameter_defaults`` replace template defaults.
 
 Everything here is pure: plain data in, plain data or an :class:`Environment` out.
@@ -21,11 +23,11 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.errors import BadRequest, InvalidBreakPointHook
+from engine.errors import BadRequest, InvalidBreakPointHook, InvalidRestrictedActionType
 from engine.schema import load_json
 from engine.template.event_sinks import check as check_event_sinks
 from engine.template.parse import document
-from engine.vocabulary import Hook
+from engine.vocabulary import Hook, RestrictedAction
 
 ENVIRONMENT_SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
                         "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
@@ -33,8 +35,10 @@ MERGE_STRATEGIES = ("overwrite", "merge", "deep_merge")
 TEMPLATE_SUFFIXES = (".yaml", ".template")
 _LIST_SECTIONS = ("encrypted_param_names", "event_sinks")
 HOOKS = "hooks"
-# As Heat's message shows its HOOK_TYPES tuple.
+RESTRICTED_ACTIONS = "restricted_actions"
+# As Heat's messages show its HOOK_TYPES and RESTRICTED_ACTIONS tuples.
 _HOOK_TYPES_SHOWN = str(tuple(str(hook) for hook in Hook))
+_RESTRICTED_ACTIONS_SHOWN = str(tuple(str(action) for action in RestrictedAction))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,15 +101,35 @@ def resource_hooks(registry: Mapping[str, Any], resource_name: str) -> frozenset
     """The hooks ``registry`` sets on ``resource_name``: those of every ``resources``
     entry whose name pattern (``fnmatch``, case-sensitive, as Heat's ``matches_hook``)
     matches it."""
+    return _matching(registry, resource_name, HOOKS)
+
+
+def resource_restricted_actions(registry: Mapping[str, Any], resource_name: str
+                                ) -> frozenset[str]:
+    """The actions (``RestrictedAction``) ``registry`` forbids an update to take on
+    ``resource_name``, matched as hooks are (Heat's ``get_rsrc_restricted_actions``)."""
+    return _matching(registry, resource_name, RESTRICTED_ACTIONS)
+
+
+def sets_any(registry: Mapping[str, Any], key: str) -> bool:
+    """Whether some ``resources`` entry of ``registry`` sets ``key`` (``HOOKS``,
+    ``RESTRICTED_ACTIONS``): a stack whose entries set none need not match names."""
+    return any(isinstance(entry, Mapping) and key in entry
+               for entry in (registry.get("resources") or {}).values())
+
+
+def _matching(registry: Mapping[str, Any], resource_name: str, key: str) -> frozenset[str]:
+    """The values (a string or a list of them) under ``key`` of every ``resources``
+    entry whose name pattern matches ``resource_name``, together."""
     found: set[str] = set()
     for pattern, entry in (registry.get("resources") or {}).items():
         if not isinstance(entry, Mapping) or not fnmatch.fnmatchcase(resource_name, pattern):
             continue
-        hooks = entry.get(HOOKS)
-        if isinstance(hooks, str):
-            found.add(hooks)
-        elif isinstance(hooks, list):
-            found.update(hook for hook in hooks if isinstance(hook, str))
+        values = entry.get(key)
+        if isinstance(values, str):
+            found.add(values)
+        elif isinstance(values, list):
+            found.update(value for value in values if isinstance(value, str))
     return frozenset(found)
 
 
@@ -192,8 +216,9 @@ def _check_contents(section: str, body: Any, name: str) -> None:
 def _check_registry(registry: Mapping[str, Any], name: str, *, per_resource: bool = False
                     ) -> None:
     """Heat's shapes: type names mapped to type names or template files; under
-    ``resources``, per resource name pattern, those, its ``hooks``, and maps for the
-    resources of its nested stack (checked the same way, at any depth)."""
+    ``resources``, per resource name pattern, those, its ``hooks`` and
+    ``restricted_actions``, and maps for the resources of its nested stack (checked the
+    same way, at any depth)."""
     for key, value in registry.items():
         if key == "resources" and not per_resource:
             if not isinstance(value, Mapping) or not all(isinstance(v, Mapping)
@@ -205,9 +230,9 @@ def _check_registry(registry: Mapping[str, Any], name: str, *, per_resource: boo
         elif key == HOOKS:
             if value is not None:
                 _check_hooks(value)
-        elif key == "restricted_actions":
-            raise BadRequest(reason=f'"{key}" in resource_registry are not supported by '
-                                    "Kiln yet.")
+        elif key == RESTRICTED_ACTIONS:
+            if value is not None:
+                _check_restricted_actions(value)
         elif per_resource and isinstance(value, Mapping):
             _check_registry(value, name, per_resource=True)  # a nested stack's resource
         elif value is not None and not isinstance(value, str):
@@ -226,6 +251,19 @@ def _check_hooks(value: Any) -> None:
         raise InvalidBreakPointHook(message=f'Invalid hook type "{value}" for resource '
                                             "breakpoint, acceptable hook types are: "
                                             f"{_HOOK_TYPES_SHOWN}")
+
+
+def _check_restricted_actions(value: Any) -> None:
+    """A restricted action, or a list of them (Heat's ``is_valid_restricted_action``)."""
+    if isinstance(value, str):
+        valid = value in set(RestrictedAction)
+    else:
+        valid = isinstance(value, list) and all(
+            isinstance(action, str) and action in set(RestrictedAction) for action in value)
+    if not valid:
+        raise InvalidRestrictedActionType(
+            message=f'Invalid restricted_action type "{value}" for resource, acceptable '
+                    f"restricted_action types are: {_RESTRICTED_ACTIONS_SHOWN}")
 
 
 def request_environment(body: Mapping[str, Any], parameter_types: Mapping[str, str]

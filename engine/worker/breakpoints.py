@@ -34,7 +34,7 @@ from engine.db.leases import LeaseLost, park_step
 from engine.db.models import Resource as ResourceRow
 from engine.db.models import Stack, Step
 from engine.db.session import DbSession
-from engine.template.environment import HOOKS, resource_hooks
+from engine.template.environment import HOOKS, resource_hooks, sets_any
 from engine.vocabulary import UPDATE_LIKE, Action, Hook, Status
 from engine.worker.step_decision import per_operation
 
@@ -154,10 +154,7 @@ def _hook_entries(stack: Stack) -> Mapping[str, Any] | None:
     """The stack's ``resources`` entries as the operation defines it (an update's target
     is the stack's definition from its plan on) when some set a hook, else None."""
     registry = (stack.environment or {}).get("resource_registry") or {}
-    resources = registry.get("resources") or {}
-    if not any(isinstance(entry, Mapping) and HOOKS in entry for entry in resources.values()):
-        return None
-    return resources
+    return (registry.get("resources") or {}) if sets_any(registry, HOOKS) else None
 
 
 def _acts_on(action: str, row: ResourceRow) -> bool:

@@ -601,7 +601,8 @@ class StepRunner:
             if decision.mark_in_progress:
                 set_resource_state(session, stack, row, step.action, Status.IN_PROGRESS,
                                    reasons.STATE_CHANGED, now)
-            self._writes.record_failure(session, step, stack, row, decision.failure, (), now)
+            self._writes.record_failure(session, step, stack, row, decision.failure, (), now,
+                                        keep_state=decision.keep_state)
             return None
         assert decision.instance is not None
         if decision.definition is not None:

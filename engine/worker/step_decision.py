@@ -7,8 +7,10 @@ An update step's decision (``engine.ir.update_decision.decide``, the pure rule t
 update preview calls too) is made once and stored with the step, so a step resumed by
 another worker does the same thing; a replacement moves the current physical resource
 aside in the same transaction. That is the one write made here; the caller makes the
-others. In the restore of a snapshot the type's ``handle_restore`` first adjusts the
-properties the update is decided on (``specs/stack-snapshots.rst``).
+others. A decision the stack's environment restricts (``restricted_actions``) fails the
+step instead, its resource left as it is. In the restore of a snapshot the type's
+``handle_restore`` first adjusts the properties the update is decided on
+(``specs/stack-snapshots.rst``).
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from engine.db import resource_rows
 from engine.db.models import Operation, Stack, Step
 from engine.db.models import Resource as ResourceRow
 from engine.db.session import Database, DbSession
-from engine.errors import KilnError, ResourceMissing
+from engine.errors import KilnError, ResourceActionRestricted, ResourceMissing
 from engine.ir.build import properties_for_runtime
 from engine.ir.stored import StoredIrs
 from engine.ir.update_decision import (
     Decision,
     Stored,
+    check_restricted,
     converging,
     decide,
     external_update,
@@ -43,6 +46,11 @@ from engine.resources.base import Resource
 from engine.resources.drift import Drift, drift_of
 from engine.resources.read_only import ReadOnlyRuntime
 from engine.resources.registry import ResourceTypeRegistry
+from engine.template.environment import (
+    RESTRICTED_ACTIONS,
+    resource_restricted_actions,
+    sets_any,
+)
 from engine.vocabulary import Action
 from engine.worker.step_runtime import Placements, StepRuntime
 from engine.worker.stored_scope import StoredResource, StoredScope, stack_secrets
@@ -92,14 +100,19 @@ class StepDecision:
     #: adopt data), recorded once the preparing transaction has ended.
     failure: Exception | None = None
     mark_in_progress: bool = False  # FAIL: the resource shows <ACTION>_IN_PROGRESS first
+    #: FAIL: the resource keeps its state, an event records the failure (an action its
+    #: environment restricts, refused before it touched the resource, as in Heat).
+    keep_state: bool = False
     reason: str = ""  # END: the DELETE_COMPLETE reason
 
 
 CLOSE = StepDecision(Outcome.CLOSE)
 
 
-def failed(exc: Exception, *, mark_in_progress: bool = False) -> StepDecision:
-    return StepDecision(Outcome.FAIL, failure=exc, mark_in_progress=mark_in_progress)
+def failed(exc: Exception, *, mark_in_progress: bool = False, keep_state: bool = False
+           ) -> StepDecision:
+    return StepDecision(Outcome.FAIL, failure=exc, mark_in_progress=mark_in_progress,
+                        keep_state=keep_state)
 
 
 def per_operation() -> cachetools.LRUCache[str, Any]:
@@ -135,6 +148,7 @@ class StepDecider:
         self._restore: cachetools.LRUCache[str, Mapping[str, Any]] = per_operation()
         self._actions: cachetools.LRUCache[str, str] = per_operation()
         self._converging: cachetools.LRUCache[str, bool] = per_operation()
+        self._restricting: cachetools.LRUCache[str, Mapping[str, Any] | None] = per_operation()
 
     def decide(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow
                ) -> StepDecision:
@@ -203,9 +217,12 @@ class StepDecider:
         if step.action == Action.UPDATE and failure is None and external is None:
             probe = cls(row.name, properties, self.runtimes(stack, rows)(row.name))
             converge = cls.observes() and self._converge(session, step.operation_id)
-            decided = converging(self._decide_update(
-                session, step, row, probe, node.type_name if node is not None else row.type),
-                converge)
+            try:
+                decided = converging(self._decide_update(
+                    session, step, stack, row, probe,
+                    node.type_name if node is not None else row.type), converge)
+            except ResourceActionRestricted as exc:
+                return failed(exc, keep_state=True)
             if decided == Decision.NONE:
                 return CLOSE
             if decided == Decision.RESTORE:
@@ -252,11 +269,12 @@ class StepDecider:
 
         return runtime
 
-    def _decide_update(self, session: DbSession, step: Step, row: ResourceRow, probe: Resource,
-                       new_type: str) -> Decision:
+    def _decide_update(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow,
+                       probe: Resource, new_type: str) -> Decision:
         """An update step's decision, made once and stored with the step. A replacement
         moves the current physical resource aside (``row.replaced``) in the same
-        transaction, so the new one is created into a clean row."""
+        transaction, so the new one is created into a clean row. One the environment
+        restricts raises ResourceActionRestricted before anything is written."""
         if step.resource_action is not None:
             return Decision(step.resource_action)
         rolling_back = self.operation_action(session, step.operation_id) == Action.ROLLBACK
@@ -264,6 +282,7 @@ class StepDecider:
             Stored(row.type, row.properties, row.physical_id, row.action, row.status,
                    row.replaced),
             new_type, probe.properties, probe.needs_replacement, rolling_back)
+        check_restricted(decided, self._restricted_actions(step.operation_id, stack, row.name))
         if decided == Decision.REPLACE:
             if row.replaced is not None:
                 # An earlier replacement never cleaned up: that one goes first, with
@@ -305,6 +324,19 @@ class StepDecider:
         return StepDecision(Outcome.RESTORE if restoring else Outcome.CLEAN_UP,
                             Action.DELETE, instance,
                             row.type if restoring else replaced["type"], secrets)
+
+    def _restricted_actions(self, operation_id: str, stack: Stack, name: str
+                            ) -> frozenset[str]:
+        """The actions the stack's environment as the operation defines it (an update's
+        target, from its plan on; a nested stack's, inherited from its parent resource's
+        entries) restricts on resource ``name``. Its registry is kept per operation only
+        when some entry restricts an action: other stacks pay one lookup per step."""
+        def read() -> Mapping[str, Any] | None:
+            registry = (stack.environment or {}).get("resource_registry") or {}
+            return registry if sets_any(registry, RESTRICTED_ACTIONS) else None
+
+        registry = read_once(self._restricting, operation_id, read)
+        return frozenset() if registry is None else resource_restricted_actions(registry, name)
 
     def operation_action(self, session: DbSession, operation_id: str) -> str:
         """The action of the operation (read once per operation)."""

@@ -19,6 +19,7 @@ from engine.db.models import Resource as ResourceRow
 from engine.db.session import DbSession, after_commit
 from engine.db.transitions import (
     NewState,
+    add_refused_action_event,
     add_replaced_resource_event,
     fail_step,
     set_resource_state,
@@ -163,9 +164,12 @@ class StepWrites:
 
     def record_failure(self, session: DbSession, step: Step, stack: Stack, row: ResourceRow,
                         exc: Exception, secrets: tuple[str, ...],
-                        now: datetime.datetime, *, action: str | None = None) -> None:
+                        now: datetime.datetime, *, action: str | None = None,
+                        keep_state: bool = False) -> None:
         """Fail the step and its resource ``<ACTION>_FAILED``; a cleanup's failure is
-        the replaced resource's, an event only (the row is the replacement's)."""
+        the replaced resource's, an event only (the row is the replacement's). With
+        ``keep_state`` (an action refused before it began) the resource keeps its state
+        and the event carries the bare message, as Heat's does."""
         action = action or (Action.DELETE if step.action == Action.CLEANUP else step.action)
         reason = failure_reason(exc, row.name, secrets)
         if not isinstance(exc, KilnError):
@@ -176,7 +180,11 @@ class StepWrites:
                          waiting_reason=reasons.HOOK_WAIT_FAILED):
             raise LeaseLost()
         self.count_finished(session, step.resource_type, Status.FAILED, step.started_at, now)
-        if step.action != Action.CLEANUP:
+        if keep_state:
+            message = exc.message if isinstance(exc, KilnError) else str(exc)
+            add_refused_action_event(session, stack, row, action,
+                                     str(redact(message, secrets)), now)
+        elif step.action != Action.CLEANUP:
             set_resource_state(session, stack, row, action, Status.FAILED, reason, now)
         else:
             replaced = row.replaced

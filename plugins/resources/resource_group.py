@@ -189,7 +189,11 @@ class ResourceGroup(_Members):
         return kept + [n for n in named if n not in kept]
 
     def members(self) -> list[str]:
-        return self._names(self.properties.get("count", 1))
+        return self._names(self._size())
+
+    def _size(self) -> int:
+        """How many members the group is to have."""
+        return int(self.properties.get("count", 1))
 
     def _names(self, size: int) -> list[str]:
         """The first ``size`` member names, skipping those removal policies named."""
@@ -224,7 +228,7 @@ class ResourceGroup(_Members):
 
     def handle_create(self) -> Token:
         policy = self.update_policy.get("batch_create")
-        if not policy or not self.properties.get("count"):
+        if not policy or not self._size():
             return super().handle_create()
         return self._start_rollout(Action.CREATE, 0, policy["max_batch_size"], 0,
                                    policy["pause_time"])
@@ -246,7 +250,7 @@ class ResourceGroup(_Members):
     def _start_rollout(self, action: str, current: int, batch_size: int,
                        min_in_service: int, pause: float) -> Token:
         self.data["removed"] = self.removed()
-        plan = batches(self.properties["count"], current, batch_size, min_in_service)
+        plan = batches(self._size(), current, batch_size, min_in_service)
         self.data["rollout"] = {"action": action, "batches": plan, "index": 0,
                                 "pause": pause, "resume_at": None}
         self._send_batch()
@@ -282,7 +286,7 @@ class ResourceGroup(_Members):
         """Start the child operation of the rollout's current batch."""
         rollout = self.data["rollout"]
         capacity, new = rollout["batches"][rollout["index"]]
-        members = batch_members(self._names(capacity), self.properties["count"],
+        members = batch_members(self._names(capacity), self._size(),
                                 self._existing(), capacity, new, self._member)
         nested = nested_stacks(self)
         if self.physical_id is None:

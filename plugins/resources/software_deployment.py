@@ -211,6 +211,37 @@ class SoftwareDeployment(Resource):
     def check_create_complete(self, token: Token) -> bool:
         return self._check_complete(token)
 
+    def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
+        """Heat's rule besides the schema's: an input the (new) config marks
+        ``replace_on_change`` whose value differs from the one the deployment's current
+        derived config gave it replaces the deployment. An input the old derived config
+        did not have never does."""
+        if super().needs_replacement(prop_diff):
+            return True
+        if not {"config", "input_values"} & set(prop_diff):
+            return False  # the same config and values derive the same inputs
+        return self._an_input_replaces()
+
+    def _an_input_replaces(self) -> bool:
+        try:
+            store = self.runtime.software_configs()
+        except RuntimeError:
+            # An update's preview reaches no store: it shows an update in place, as
+            # Heat's does (Heat decides this in handle_update, which a preview never calls).
+            return False
+        deployment = store.get_deployment(self.physical_id or self._deployment_id())
+        before = store.get_config(deployment["config_id"]) if deployment else None
+        config_id = self.properties.get("config")
+        source = store.get_config(config_id) if config_id else {}
+        if before is None or source is None:
+            return False  # never deployed, or a config gone: the update says so itself
+        old = {item["name"]: item.get("value") for item in before.get("inputs") or []}
+        values = self.properties.get("input_values") or {}
+        return any(
+            declared["name"] in old
+            and values.get(declared["name"], declared.get("default")) != old[declared["name"]]
+            for declared in source.get("inputs") or [] if declared.get("replace_on_change"))
+
     def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
         return self._handle_action(Action.UPDATE)
 
@@ -322,14 +353,21 @@ class SoftwareDeployment(Resource):
         self.data["last_signal"] = self._last_signal()
         self.data["waiting"] = waits
         if previous is None:
-            deployment_id = str(uuid.uuid5(_IDS, self.runtime.resource_key))
+            deployment_id = self._deployment_id()
             store.create_deployment(deployment_id, server_id=str(self.properties["server"]),
                                     **{"input_values": None, **changes})
             self.set_physical_id(deployment_id)
         else:
             store.update_deployment(previous["id"], changes)
-            if previous["config_id"] != derived["id"]:
-                store.delete_config(previous["config_id"])
+            # The config the deployment named before, and the one the action before this
+            # derived: a resumed action finds the deployment already pointed at its new
+            # config, and still deletes the old one (a delete of one gone is a no-op).
+            index = int(self.data["derived"]) - 1
+            stale = {previous["config_id"]}
+            if index > 0:
+                stale.add(self._derived_id(index - 1))
+            for config_id in sorted(stale - {derived["id"]}):
+                store.delete_config(config_id)
         return {"deployment": self.physical_id} if waits else None
 
     def _check_complete(self, token: Token) -> bool:
@@ -401,7 +439,7 @@ class SoftwareDeployment(Resource):
         # One id per derived config of this deployment: a resumed action (its data not
         # saved) finds the config it made, and issues no second token for it.
         count = int(self.data.get("derived", 0))
-        config_id = str(uuid.uuid5(_IDS, f"{self.runtime.resource_key}/config/{count}"))
+        config_id = self._derived_id(count)
         self.data["derived"] = count + 1
         found = store.get_config(config_id)
         if found is not None:
@@ -415,6 +453,13 @@ class SoftwareDeployment(Resource):
             config=self.derived_config(source, inputs) or self.empty_config(),
             inputs=inputs, outputs=list(source.get("outputs") or []),
             options=source.get("options"))
+
+    def _deployment_id(self) -> str:
+        return str(uuid.uuid5(_IDS, self.runtime.resource_key))
+
+    def _derived_id(self, index: int) -> str:
+        """The id of the deployment's ``index``-th derived config (from 0)."""
+        return str(uuid.uuid5(_IDS, f"{self.runtime.resource_key}/config/{index}"))
 
     def _token_inputs(self, store: SoftwareConfigStore, previous: Mapping[str, Any] | None
                       ) -> dict[str, Any]:

@@ -8,6 +8,11 @@ Each entry of ``servers`` (name → server id) is a member of that name, an
 properties and that server. The attributes are maps by member name: ``deploy_stdouts``,
 ``deploy_stderrs`` and ``deploy_status_codes``, and any other name (a config's output) is
 each member's attribute of that name.
+
+As Heat's (a ResourceGroup there too), ``update_policy`` takes ``batch_create`` and
+``rolling_update`` (``max_batch_size``, ``pause_time``; no ``min_in_service``): a create
+or an update (of any property, Heat's ``res_def_changed``) in batches of members, in the
+order ``servers`` lists them, with ResourceGroup's rollout.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from engine.resources.base import select_attribute
-from engine.schema import DEPRECATED, MAP, Attribute, Property
-from plugins.resources.resource_group import _child_template, _Members
+from engine.resources.base import Token, select_attribute
+from engine.schema import DEPRECATED, INTEGER, MAP, NUMBER, Attribute, Property, Range
+from engine.vocabulary import Action
+from plugins.resources.resource_group import ResourceGroup, _child_template, _Members
 from plugins.resources.software_deployment import (
     DEPLOYMENT_PROPERTIES,
     STATUS_CODE,
@@ -33,7 +39,7 @@ MEMBER_ATTRIBUTES = {"deploy_stdouts": STDOUT, "deploy_stderrs": STDERR,
 _DEPLOYMENT_KEYS = ("config", "input_values", "actions", "name", "signal_transport")
 
 
-class SoftwareDeploymentGroup(_Members):
+class SoftwareDeploymentGroup(ResourceGroup):
     """This resource associates a group of servers with some configuration.
 
     The configuration is to be deployed to all servers in the group.
@@ -70,6 +76,18 @@ class SoftwareDeploymentGroup(_Members):
             "execution.", type=MAP),
     }
 
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {
+        "rolling_update": Property(MAP, schema={
+            "max_batch_size": Property(INTEGER, "The maximum number of deployments to "
+                                                "replace at once.",
+                                       default=1, constraints=(Range(1, None),)),
+            "pause_time": Property(NUMBER, "The number of seconds to wait between batches "
+                                           "of updates.",
+                                   default=0, constraints=(Range(0, None),)),
+        }),
+        "batch_create": ResourceGroup.update_policy_schema["batch_create"],
+    }
+
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> None:
         check_transport(properties)
@@ -77,17 +95,40 @@ class SoftwareDeploymentGroup(_Members):
     def needs_replacement(self, prop_diff: Mapping[str, Any]) -> bool:
         return False  # the child stack is updated in place, as Heat updates it
 
-    def members(self) -> list[str]:
-        return [str(name) for name in self.properties.get("servers") or {}]
+    def removed(self) -> list[str]:
+        return []  # no removal policies
 
-    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
-        servers = self.properties.get("servers") or {}
+    def _size(self) -> int:
+        return len(self.properties.get("servers") or {})
+
+    def _names(self, size: int) -> list[str]:
+        return [str(name) for name in self.properties.get("servers") or {}][:size]
+
+    def _member(self, name: str) -> dict[str, Any]:
+        servers = {str(key): value for key, value in
+                   (self.properties.get("servers") or {}).items()}
         common = {key: self.properties.get(key) for key in self.member_keys
                   if self.properties.get(key) is not None}
-        members = {str(name): {"type": self.member_type,
-                               "properties": {**common, "server": server}}
-                   for name, server in servers.items()}
-        return _child_template(members), f"{self.name}.deployments", {}, None
+        return {"type": self.member_type, "properties": {**common, "server": servers[name]}}
+
+    def child_definition(self) -> tuple[Any, str, Mapping[str, Any], int | None]:
+        members = {name: self._member(name) for name in self.members()}
+        return _child_template(members), self._file(), {}, None
+
+    def _file(self) -> str:
+        return f"{self.name}.deployments"
+
+    def handle_update(self, prop_diff: Mapping[str, Any]) -> Token:
+        # Any property is the members' definition (Heat's res_def_changed is always true).
+        policy = self.update_policy.get("rolling_update")
+        if not policy:
+            return super(ResourceGroup, self).handle_update(prop_diff)
+        return self._start_rollout(Action.UPDATE, len(self._existing()),
+                                   policy["max_batch_size"], 0, policy["pause_time"])
+
+    def get_attribute_path(self, name: str, path: Sequence[Any]) -> Any:
+        # No removed_rsrc_list of its own: every name but the three is the members'.
+        return _Members.get_attribute_path(self, name, path)
 
     def _group_attribute(self, name: str, path: Sequence[Any], names: list[str],
                          refs: Mapping[str, Any], member_attribute: Any) -> Any:

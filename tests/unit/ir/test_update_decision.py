@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.ir.update_decision import Decision, Stored, decide, prop_diff
+from engine.errors import ResourceActionRestricted
+from engine.ir.update_decision import Decision, Stored, check_restricted, decide, prop_diff
 
 
 def stored(properties: Mapping[str, Any] | None = None, *, type_name: str = "T",
@@ -67,3 +68,22 @@ def test_a_rollback_restores_the_resource_the_update_replaced() -> None:
 def test_prop_diff_names_changed_added_and_removed_properties() -> None:
     assert prop_diff({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 5, "d": 4}) == {
         "b": 5, "c": None, "d": 4}
+
+
+@pytest.mark.parametrize(("decision", "restricted", "refused"), [
+    (Decision.UPDATE, {"update"}, "update"),
+    (Decision.REPLACE, {"replace"}, "replace"),
+    (Decision.UPDATE, {"replace"}, None),
+    (Decision.REPLACE, {"update"}, None),
+    (Decision.NONE, {"update", "replace"}, None),
+    (Decision.CREATE, {"update", "replace"}, None),
+    (Decision.RESTORE, {"update", "replace"}, None),
+])
+def test_only_what_the_decision_does_is_checked_against_the_restrictions(
+        decision: Decision, restricted: set[str], refused: str | None) -> None:
+    if refused is None:
+        check_restricted(decision, frozenset(restricted))
+        return
+    with pytest.raises(ResourceActionRestricted) as caught:
+        check_restricted(decision, frozenset(restricted))
+    assert caught.value.message == f"{refused} is restricted for resource."

@@ -6,13 +6,14 @@ from typing import Any
 
 import pytest
 
-from engine.errors import BadRequest, InvalidBreakPointHook
+from engine.errors import BadRequest, InvalidBreakPointHook, InvalidRestrictedActionType
 from engine.template.environment import (
     Environment,
     child_registry,
     parse_environment,
     request_environment,
     resource_hooks,
+    resource_restricted_actions,
 )
 
 
@@ -25,8 +26,6 @@ from engine.template.environment import (
     ("event_sinks: {a: b}\n", 'The section "event_sinks" of environment must be a list'),
     ("resource_registry: {A: [B]}\n",
      'resource_registry entry "A" in environment must map to a type name or a template file'),
-    ("resource_registry: {resources: {r: {restricted_actions: replace}}}\n",
-     '"restricted_actions" in resource_registry are not supported by Kiln yet.'),
     ("parameter_merge_strategies: {p: sideways}\n",
      "Invalid merge strategy 'sideways' for parameter 'p'."),
 ])
@@ -185,6 +184,46 @@ def test_hooks_match_resource_names_exactly_and_by_wildcard() -> None:
     assert resource_hooks(registry, "main_db") == {"pre-update"}
     assert resource_hooks(registry, "Web") == frozenset()  # case-sensitive, as Heat
     assert resource_hooks(registry, "nested") == frozenset()  # the child's, not its own
+
+
+RESTRICTED_ACTIONS = "('update', 'replace')"
+
+
+@pytest.mark.parametrize(("actions", "shown"), [
+    ("delete", "delete"),
+    (["update", "Replace"], "['update', 'Replace']"),
+    ({"update": True}, "{'update': True}"),
+])
+def test_restricted_actions_that_name_no_action_are_refused_with_heats_message(
+        actions: Any, shown: str) -> None:
+    nested = {"resource_registry": {"resources": {"outer": {"inner": {
+        "restricted_actions": actions}}}}}
+
+    with pytest.raises(InvalidRestrictedActionType) as caught:
+        parse_environment(nested)
+
+    assert caught.value.message == (f'Invalid restricted_action type "{shown}" for resource, '
+                                    f"acceptable restricted_action types are: "
+                                    f"{RESTRICTED_ACTIONS}")
+    assert caught.value.api_type == "InvalidRestrictedAction"
+
+
+def test_restricted_actions_match_resource_names_exactly_and_by_wildcard() -> None:
+    registry = parse_environment(
+        "resource_registry:\n  resources:\n    web: {restricted_actions: [update, replace]}\n"
+        "    'w*': {restricted_actions: replace, hooks: pre-update}\n"
+        "    '*_db': {restricted_actions: update}\n    other: {restricted_actions: []}\n"
+        "    nested: {inner: {restricted_actions: update}}\n")["resource_registry"]
+
+    assert resource_restricted_actions(registry, "web") == {"update", "replace"}
+    assert resource_restricted_actions(registry, "wiki") == {"replace"}
+    assert resource_restricted_actions(registry, "main_db") == {"update"}
+    assert resource_restricted_actions(registry, "other") == frozenset()
+    assert resource_restricted_actions(registry, "Web") == frozenset()  # case-sensitive
+    assert resource_restricted_actions(registry, "nested") == frozenset()  # the child's
+    assert resource_restricted_actions(child_registry(registry, "nested"), "inner") == {
+        "update"}
+    assert resource_hooks(registry, "wiki") == {"pre-update"}
 
 
 def test_a_nested_stack_inherits_the_entries_its_resource_name_matches() -> None:

@@ -238,3 +238,98 @@ def test_a_group_deploys_to_each_server_and_maps_their_outputs(
         "web": 0, "db": 0}
     assert stacks.get_output(ctx, record.name, record.id, "results")["output_value"] == {
         "web": "SERVER-WEB", "db": "SERVER-DB"}
+
+
+ON_CHANGE = TEMPLATE.replace("inputs: [{name: name}]",
+                             "inputs: [{name: name, replace_on_change: true}]").replace(
+    "input_values: {name: world}", "input_values: {name: {get_param: who}}").replace(
+    "parameters:\n", "parameters:\n  who: {type: string, default: world}\n")
+
+
+def test_a_replace_on_change_input_replaces_the_deployment(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    record = stacks.create(ctx, {"stack_name": "c", "template": ON_CHANGE})
+    loop = worker_for(stacks, api_url=API)
+    tick(loop, clock)
+    (config,) = stacks.software_configs.metadata(ctx, "server-1")
+    agent_signal(stacks, db, clock, ctx, {i["name"]: i["value"] for i in config["inputs"]},
+                 {"deploy_status_code": 0})
+    tick(loop, clock)
+    before = stacks.get_resource(ctx, record.name, record.id, "deploy").physical_id
+
+    # Decided while the worker prepares the step: the store is read then.
+    stacks.update(ctx, record.name, record.id, {"template": ON_CHANGE, "parameters": {
+        "who": "moon"}}, patch=False)
+    tick(loop, clock)
+    # The new deployment beside the old one, until the old one's cleanup.
+    old, given = ({i["name"]: i["value"] for i in c["inputs"]}
+                  for c in stacks.software_configs.metadata(ctx, "server-1"))
+    if given["name"] != "moon":
+        old, given = given, old
+    assert (old["name"], given["name"], given["deploy_action"]) == ("world", "moon", "CREATE")
+    agent_signal(stacks, db, clock, ctx, given, {"deploy_status_code": 0})
+    tick(loop, clock)
+
+    assert status(stacks, ctx, record.name, record.id) == "UPDATE_COMPLETE"
+    after = stacks.get_resource(ctx, record.name, record.id, "deploy").physical_id
+    assert after != before
+    assert [d["id"] for d in stacks.software_configs.list_deployments(ctx)] == [after]
+
+
+BATCHED = """\
+heat_template_version: 2018-08-31
+parameters:
+  who: {type: string, default: world}
+resources:
+  config:
+    type: OS::Heat::SoftwareConfig
+    properties:
+      inputs: [{name: who}]
+  group:
+    type: OS::Heat::SoftwareDeploymentGroup
+    update_policy:
+      batch_create: {max_batch_size: 2}
+      rolling_update: {max_batch_size: 1}
+    properties:
+      config: {get_resource: config}
+      servers: {a: server-a, b: server-b, c: server-c}
+      input_values: {who: {get_param: who}}
+      signal_transport: HEAT_SIGNAL
+"""
+
+
+def test_a_groups_batches_deploy_in_the_order_of_its_servers(
+        db: Database, clock: Clock, stacks: StackApi, ctx: RequestContext) -> None:
+    """Heat's batch_create and rolling_update of a SoftwareDeploymentGroup: each batch
+    waits for its deployments before the next one starts."""
+    record = stacks.create(ctx, {"stack_name": "b", "template": BATCHED})
+    loop = worker_for(stacks, api_url=API)
+
+    def deployed(action: str, who: str) -> list[str]:
+        """The servers whose deployment waits on ``action`` for ``who``, signalled."""
+        done = []
+        for found in stacks.software_configs.list_deployments(ctx):
+            if found["status"] != "IN_PROGRESS":
+                continue
+            config = stacks.software_configs.show_config(ctx, found["config_id"])
+            given = {i["name"]: i["value"] for i in config["inputs"]}
+            assert (given["deploy_action"], given["who"]) == (action, who)
+            agent_signal(stacks, db, clock, ctx, given, {"deploy_status_code": 0})
+            done.append(found["server_id"])
+        tick(loop, clock, 8)
+        return sorted(done)
+
+    tick(loop, clock, 8)
+    assert deployed("CREATE", "world") == ["server-a", "server-b"]
+    assert deployed("CREATE", "world") == ["server-c"]
+    assert status(stacks, ctx, record.name, record.id) == "CREATE_COMPLETE"
+
+    stacks.update(ctx, record.name, record.id, {"template": BATCHED, "parameters": {
+        "who": "moon"}}, patch=False)
+    tick(loop, clock, 8)
+    # One member a batch (max_batch_size 1, no min_in_service).
+    rolled = [deployed("UPDATE", "moon") for _ in range(3)]
+    assert sorted(s for batch in rolled for s in batch) == ["server-a", "server-b",
+                                                           "server-c"]
+    assert [len(batch) for batch in rolled] == [1, 1, 1]
+    assert status(stacks, ctx, record.name, record.id) == "UPDATE_COMPLETE"

@@ -337,6 +337,10 @@ def test_the_groups_as_heats() -> None:
     assert list(SoftwareDeploymentGroup.attributes_schema) == [
         "deploy_stdouts", "deploy_stderrs", "deploy_status_codes"]
     assert SoftwareDeploymentGroup.support().describe()["version"] == "5.0.0"
+    policy = SoftwareDeploymentGroup.update_policy_schema
+    assert {k: list(p.schema or {}) for k, p in policy.items()} == {
+        "rolling_update": ["max_batch_size", "pause_time"],
+        "batch_create": ["max_batch_size", "pause_time"]}
     assert SoftwareDeployments.support().describe() == {
         "status": "DEPRECATED", "version": "2014.2", "previous_status": None,
         "message": "Please use OS::Heat::SoftwareDeploymentGroup instead."}
@@ -419,3 +423,104 @@ def test_server_and_name_are_bounded_by_their_columns(build: Build) -> None:
         deployment(build, server="s" * 256)
     with pytest.raises(StackValidationFailed, match=r"name.*length \(256\)"):
         deployment(build, name="n" * 256)
+
+
+REPLACING = "3e9b7c20-1f4a-4d6e-8a52-6c0d9e1b7f33"
+
+
+def test_a_changed_replace_on_change_input_replaces_it(build: Build, runtime: FakeRuntime,
+                                                       source: str) -> None:
+    """Heat's handle_update: the new config's replace_on_change inputs against the values
+    the deployment's current derived config holds; the other changes are in place."""
+    runtime.configs.create_config(
+        config_id=REPLACING, name="r", group="script", config="",
+        inputs=[{"name": "foo", "type": "String", "default": "dflt",
+                 "replace_on_change": True},
+                {"name": "fresh", "type": "String", "replace_on_change": True}],
+        outputs=[], options=None)
+    first = deployment(build, config=REPLACING, input_values={"foo": "a", "bar": 1})
+    first.handle_create()
+
+    def probe(**raw: Any) -> Resource:
+        # As the worker decides: the new properties, neither physical id nor data.
+        return deployment(build, config=REPLACING, **raw)
+
+    changed = probe(input_values={"foo": "b", "bar": 1})
+    assert changed.needs_replacement({"input_values": {"foo": "b", "bar": 1}}) is True
+    # A flagged input given a value it had none of (null before), or back to its
+    # default, differs; another input changed, or only the name, is in place.
+    assert probe(input_values={"foo": "a", "fresh": "x"}).needs_replacement(
+        {"input_values": {}}) is True
+    assert probe().needs_replacement({"input_values": None}) is True
+    assert probe(input_values={"foo": "a", "bar": 2}).needs_replacement(
+        {"input_values": {}}) is False
+    assert changed.needs_replacement({"name": "n"}) is False
+    # The new config's flags count, not the old one's: foo is not flagged in SOURCE.
+    assert deployment(build, input_values={"foo": "b"}).needs_replacement(
+        {"config": SOURCE}) is False
+    assert probe(input_values={"foo": "b"}, server="srv-2").needs_replacement(
+        {"server": "srv-2"}) is True
+
+
+def test_replace_on_change_without_a_store_or_a_deployment_is_in_place(
+        build: Build, runtime: FakeRuntime, source: str) -> None:
+    runtime.configs.create_config(
+        config_id=REPLACING, name="r", group="script", config="",
+        inputs=[{"name": "foo", "type": "String", "replace_on_change": True}],
+        outputs=[], options=None)
+    never = deployment(build, config=REPLACING, actions=["UPDATE"], input_values={"foo": 1})
+    assert never.handle_create() is None and never.physical_id is None
+    assert never.needs_replacement({"input_values": {"foo": 1}}) is False
+
+    class Previewing(FakeRuntime):
+        def software_configs(self) -> Any:
+            raise RuntimeError("a resource tried to reach the software configs")
+
+    previewed = SoftwareDeployment("deploy", dict(never.properties), Previewing())
+    assert previewed.needs_replacement({"input_values": {"foo": 1}}) is False
+
+
+def test_an_input_the_old_derived_config_lacks_never_replaces(
+        build: Build, runtime: FakeRuntime, source: str) -> None:
+    runtime.configs.create_config(
+        config_id=REPLACING, name="r", group="script", config="",
+        inputs=[{"name": "fresh", "type": "String", "replace_on_change": True}],
+        outputs=[], options=None)
+    deployment(build, input_values={"foo": "a"}).handle_create()  # on SOURCE: no "fresh"
+
+    moved = deployment(build, config=REPLACING, input_values={"fresh": "x"})
+    assert moved.needs_replacement({"config": REPLACING}) is False
+
+
+def test_a_resumed_update_deletes_the_old_derived_config_once(
+        build: Build, runtime: FakeRuntime, source: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = deployment(build)
+    first.handle_create()
+    old = runtime.configs.deployments[str(first.physical_id)]["config_id"]
+    saved = dict(first.data)
+
+    def update() -> Resource:
+        res = build(SoftwareDeployment, {"config": SOURCE, "server": "srv-1",
+                                         "input_values": {"foo": "new"}},
+                    name="deploy", physical_id=first.physical_id, data=dict(saved))
+        res.handle_update({"input_values": {"foo": "new"}})
+        return res
+
+    class Died(Exception):
+        pass
+
+    def dies(config_id: str) -> None:
+        raise Died  # the worker died once the deployment named its new config
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runtime.configs, "delete_config", dies)
+        with pytest.raises(Died):
+            update()
+    new = runtime.configs.deployments[str(first.physical_id)]["config_id"]
+    assert new != old and old in runtime.configs.configs
+
+    resumed = update()  # its data as saved before the first attempt
+    assert runtime.configs.deployments[str(first.physical_id)]["config_id"] == new
+    assert set(runtime.configs.configs) == {SOURCE, new}
+    assert inputs_of(runtime, resumed)["foo"] == "new"
