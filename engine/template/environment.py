@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -240,14 +241,18 @@ def _check_registry(registry: Mapping[str, Any], name: str, *, per_resource: boo
                                     "a type name or a template file")
 
 
+def _one_or_a_list_of(value: Any, allowed: type[enum.StrEnum]) -> bool:
+    """Whether ``value`` is one of ``allowed``'s words or a list of them, as Heat takes a
+    hook and a restricted action."""
+    words = set(allowed)
+    if isinstance(value, str):
+        return value in words
+    return isinstance(value, list) and all(isinstance(v, str) and v in words for v in value)
+
+
 def _check_hooks(value: Any) -> None:
     """A hook type, or a list of them (Heat's ``is_hook_definition``)."""
-    if isinstance(value, str):
-        valid = value in set(Hook)
-    else:
-        valid = isinstance(value, list) and all(
-            isinstance(hook, str) and hook in set(Hook) for hook in value)
-    if not valid:
+    if not _one_or_a_list_of(value, Hook):
         raise InvalidBreakPointHook(message=f'Invalid hook type "{value}" for resource '
                                             "breakpoint, acceptable hook types are: "
                                             f"{_HOOK_TYPES_SHOWN}")
@@ -255,12 +260,7 @@ def _check_hooks(value: Any) -> None:
 
 def _check_restricted_actions(value: Any) -> None:
     """A restricted action, or a list of them (Heat's ``is_valid_restricted_action``)."""
-    if isinstance(value, str):
-        valid = value in set(RestrictedAction)
-    else:
-        valid = isinstance(value, list) and all(
-            isinstance(action, str) and action in set(RestrictedAction) for action in value)
-    if not valid:
+    if not _one_or_a_list_of(value, RestrictedAction):
         raise InvalidRestrictedActionType(
             message=f'Invalid restricted_action type "{value}" for resource, acceptable '
                     f"restricted_action types are: {_RESTRICTED_ACTIONS_SHOWN}")
