@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import io
 import logging
 import os
@@ -142,9 +141,7 @@ def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
         from heatclient.common import event_utils
         from openstackclient import shell
 
-    learn = not _CLI_MODULES.learned
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r") as imported:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             # Untraced: a coverage tool's tracer would slow the CLI down, and the child
@@ -168,9 +165,6 @@ def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
             except BaseException:  # noqa: BLE001 -- reported as the executable would
                 traceback.print_exc()
             finally:
-                if learn:
-                    with open(imported.name, "w") as names:
-                        names.write("\n".join(sorted(sys.modules)))
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
@@ -184,45 +178,11 @@ def openstack_forked(env: Mapping[str, str], *args: str, check: bool = True,
                 os.waitpid(pid, 0)
                 raise AssertionError(f"openstack {' '.join(args)}: no answer in {timeout} s")
             time.sleep(0.01)
-        if learn:
-            _CLI_MODULES.learn(imported.read().split())
         out.seek(0)
         err.seek(0)
         return checked(subprocess.CompletedProcess(
             ["openstack", *args], os.waitstatus_to_exitcode(status),
             out.read().decode(errors="replace"), err.read().decode(errors="replace")), check)
-
-
-class _ImportedByTheCli:
-    """The modules a command of the CLI imports beyond ``openstackclient.shell`` (the
-    openstack SDK, the other services' clients, cryptography: some 350), learnt from the
-    first child of a test process and then imported by the process itself, so that each
-    later child finds them loaded: a command costs 0.1 s of CPU instead of 0.22 s.
-    Importing creates no client (what the CLI keeps between runs is made by running it,
-    in the children only). Only the :data:`PREIMPORTED` packages: with heatclient's
-    imported too, ``openstack software deployment output show`` printed an empty value,
-    for a reason not found, so each child still imports heatclient itself."""
-
-    PREIMPORTED = ("openstack", "openstackclient", "osc_lib", "cliff", "keystoneauth1",
-                   "keystoneclient", "manilaclient", "swiftclient", "oslo_utils",
-                   "cryptography", "dogpile")
-
-    def __init__(self) -> None:
-        self.learned = False
-
-    def learn(self, names: Sequence[str]) -> None:
-        self.learned = True
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # their own deprecations, at import
-            for name in names:
-                if name.split(".")[0] in self.PREIMPORTED and name not in sys.modules:
-                    try:
-                        importlib.import_module(name)
-                    except Exception:  # noqa: BLE001,S112 -- one only its command can load
-                        continue
-
-
-_CLI_MODULES = _ImportedByTheCli()
 
 
 #: How often the CLI's ``--wait`` polls in :func:`openstack_forked`'s children.
