@@ -23,6 +23,7 @@ from cliff.command import Command
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
+from engine.clock import isotime
 from engine.services.operator import StackRef
 
 AGE = re.compile(r"^(\d+)([smhdw])$")
@@ -84,10 +85,8 @@ class KilnShowOne(_KilnCommand, ShowOne):
 
 
 def when(value: datetime.datetime | None) -> str | None:
-    """A time as ISO 8601 UTC to the second, or None."""
-    if value is None:
-        return None
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A time as ISO 8601 UTC to the second, as the API shows it, or None."""
+    return isotime(value)
 
 
 def ago(value: datetime.datetime | None, now: datetime.datetime) -> str | None:

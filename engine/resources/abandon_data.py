@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from engine.errors import KilnError
+from engine.resources.read_only import StackFacts
 from engine.resources.registry import ResourceTypeRegistry
 from engine.template.parameters import MASK, redact
 from engine.template.stored_parameters import (
@@ -21,13 +22,7 @@ from engine.template.stored_parameters import (
 )
 
 
-class _StackFacts(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def tenant_id(self) -> str: ...
+class _StackFacts(StackFacts, Protocol):
     @property
     def action(self) -> str: ...
     @property
